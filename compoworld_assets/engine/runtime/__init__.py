@@ -1,0 +1,1 @@
+"""Executing services: typed state, the sandboxed executor and the service runtime."""

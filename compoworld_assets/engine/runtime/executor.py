@@ -1,0 +1,43 @@
+"""The contract between the runtime and whatever executes a service's tools.
+
+A synthesized service module is Python source that defines::
+
+    def handle(state: dict, tool: str, args: dict) -> dict
+
+``state`` is ``ServiceState.model_dump()`` (``{"service_id", "tables", "counters"}``), mutated
+in place; the return value is an envelope (:mod:`compoworld_assets.engine.envelope`). It may
+import only the standard library modules ``copy``, ``json``, ``re``, ``math``, ``datetime``.
+Executors host such a module and keep the state between calls.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Protocol
+
+from compoworld_assets.engine.runtime.state import ServiceState
+
+
+@dataclass(frozen=True)
+class SandboxLimits:
+    """Per-service-process limits. ``scratch_root`` None means a fresh temporary directory."""
+
+    cpu_seconds: int = 30
+    memory_mb: int = 512
+    call_timeout_s: float = 5.0
+    scratch_root: Path | None = None
+
+
+class ToolExecutor(Protocol):
+    def reset(self, state: ServiceState) -> None:
+        """Replace the hosted state."""
+
+    def call(self, tool: str, args: dict[str, Any]) -> dict[str, Any]:
+        """Run one tool; always returns an envelope, never raises for tool failures."""
+
+    def state(self) -> ServiceState:
+        """The current hosted state (a copy)."""
+
+    def close(self) -> None:
+        """Release the process."""

@@ -1,0 +1,132 @@
+"""Typed service and world state with snapshot/restore, a canonical hash and diffs.
+
+A service's state is a set of tables, one per entity: ``tables[entity][id] = record``.
+Records are plain JSON objects so that they cross the sandbox boundary unchanged; their
+types are enforced by pydantic models built from the entity specs (:func:`record_model`).
+"""
+
+from __future__ import annotations
+
+import copy
+from functools import lru_cache
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, create_model
+
+from compoworld_assets.engine.canonical import content_hash
+from compoworld_assets.engine.specs.model import EntitySpec, ServiceSpec
+
+_PY_TYPES: dict[str, Any] = {
+    "string": str,
+    "integer": int,
+    "number": float,
+    "boolean": bool,
+    "array": list,
+    "object": dict,
+}
+
+
+class ServiceState(BaseModel):
+    """The state of one service: entity tables and id counters."""
+
+    service_id: str
+    tables: dict[str, dict[str, dict[str, Any]]] = Field(default_factory=dict)
+    counters: dict[str, int] = Field(default_factory=dict)
+
+    @classmethod
+    def empty(cls, spec: ServiceSpec) -> ServiceState:
+        return cls(service_id=spec.id, tables={e.name: {} for e in spec.entities},
+                   counters={e.name: 0 for e in spec.entities})
+
+    def content_hash(self) -> str:
+        return content_hash(self.model_dump(mode="json"))
+
+    def snapshot(self) -> ServiceState:
+        return self.model_copy(deep=True)
+
+    def validate_records(self, spec: ServiceSpec) -> list[str]:
+        """Type errors of every stored record against the spec's entities (empty when valid)."""
+        problems: list[str] = []
+        for entity in spec.entities:
+            model = record_model(spec.id, entity.model_dump_json())
+            for record_id, record in self.tables.get(entity.name, {}).items():
+                if record.get("id") != record_id:
+                    problems.append(f"{entity.name}/{record_id}: id field {record.get('id')!r} != key")
+                try:
+                    model.model_validate(record)
+                except ValueError as exc:
+                    problems.append(f"{entity.name}/{record_id}: {exc}")
+        unknown = set(self.tables) - {e.name for e in spec.entities}
+        problems.extend(f"unknown table {name!r}" for name in sorted(unknown))
+        return problems
+
+
+class Change(BaseModel):
+    model_config = ConfigDict(frozen=True)
+
+    service: str
+    entity: str
+    id: str
+    kind: Literal["added", "removed", "changed"]
+    fields: tuple[str, ...] = ()
+
+
+class WorldState(BaseModel):
+    """The states of all services mounted in one episode."""
+
+    services: dict[str, ServiceState] = Field(default_factory=dict)
+
+    def content_hash(self) -> str:
+        return content_hash(self.model_dump(mode="json"))
+
+    def snapshot(self) -> WorldState:
+        return self.model_copy(deep=True)
+
+    def restore(self, snapshot: WorldState) -> None:
+        """Make this state equal to ``snapshot`` (which stays untouched)."""
+        self.services = copy.deepcopy(snapshot.services)
+
+    def diff(self, other: WorldState) -> list[Change]:
+        """The record-level changes that turn ``self`` into ``other``, in a stable order."""
+        changes: list[Change] = []
+        for service_id in sorted(set(self.services) | set(other.services)):
+            before = self.services.get(service_id)
+            after = other.services.get(service_id)
+            changes.extend(diff_service(before.tables if before else {}, after.tables if after else {},
+                                        service_id))
+        return changes
+
+
+def diff_service(before: dict[str, dict[str, dict[str, Any]]], after: dict[str, dict[str, dict[str, Any]]],
+                 service_id: str) -> list[Change]:
+    changes: list[Change] = []
+    for entity in sorted(set(before) | set(after)):
+        old_rows, new_rows = before.get(entity, {}), after.get(entity, {})
+        for record_id in sorted(set(old_rows) | set(new_rows)):
+            old, new = old_rows.get(record_id), new_rows.get(record_id)
+            if old is None:
+                changes.append(Change(service=service_id, entity=entity, id=record_id, kind="added"))
+            elif new is None:
+                changes.append(Change(service=service_id, entity=entity, id=record_id, kind="removed"))
+            elif old != new:
+                fields = tuple(sorted(k for k in set(old) | set(new) if old.get(k) != new.get(k)))
+                changes.append(Change(service=service_id, entity=entity, id=record_id, kind="changed",
+                                      fields=fields))
+    return changes
+
+
+@lru_cache(maxsize=4096)
+def record_model(service_id: str, entity_json: str) -> type[BaseModel]:
+    """A strict pydantic model of one entity's records (cached by the entity's JSON)."""
+    entity = EntitySpec.model_validate_json(entity_json)
+    fields: dict[str, Any] = {"id": (str, ...)}
+    for f in entity.fields:
+        py_type = _PY_TYPES[f.json_type]
+        if f.json_type == "number":
+            py_type = float | int
+        fields[f.name] = (py_type, ...) if f.required else (py_type | None, None)
+    return create_model(  # type: ignore[call-overload]
+        f"{service_id}_{entity.name}",
+        __config__=ConfigDict(strict=True, extra="forbid"),
+        **fields,
+    )

@@ -1,0 +1,1 @@
+"""Service specifications: the pydantic model and importers for real spec formats."""

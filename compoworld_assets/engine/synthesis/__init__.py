@@ -1,0 +1,1 @@
+"""Synthesizers: from a service spec to an executable Python module."""

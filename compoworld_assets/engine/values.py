@@ -1,0 +1,144 @@
+"""Seeded, type-valid values for shared types and JSON schemas.
+
+Used by the seeded world generators, the generated verification tests and the offline
+world model. Every function takes an explicit ``random.Random`` so results depend only on
+the seed.
+"""
+
+from __future__ import annotations
+
+import random
+import string
+from datetime import date, datetime, timedelta, timezone
+from typing import Any
+
+from compoworld_assets.engine.types import SHARED_TYPES, TYPE_KEY, is_entity_ref, parse_entity_ref
+
+FIRST_NAMES = ["Ada", "Bruno", "Chen", "Dalia", "Emeka", "Farah", "Gustav", "Hana", "Ines", "Jonas", "Kavya",
+               "Liam", "Mei", "Nadia", "Omar", "Priya", "Quinn", "Rosa", "Sven", "Tariq", "Uma", "Viktor",
+               "Wen", "Yara", "Zoe"]
+LAST_NAMES = ["Abbott", "Berg", "Costa", "Diaz", "Eriksen", "Fischer", "Garcia", "Haddad", "Ito", "Jensen",
+              "Kowalski", "Larsen", "Moreau", "Novak", "Okafor", "Patel", "Quint", "Rossi", "Sato", "Tanaka",
+              "Ueda", "Varga", "Weber", "Xu", "Young"]
+COMPANIES = ["Acme Corp", "Globex", "Initech", "Umbrella Labs", "Stark Supplies", "Wayne Logistics",
+             "Hooli", "Vandelay Imports", "Soylent Foods", "Cyberdyne Systems", "Tyrell Biotech",
+             "Wonka Industries", "Oceanic Travel", "Pied Piper", "Massive Dynamic"]
+CITIES = [("Berlin", "DE"), ("Lisbon", "PT"), ("Toronto", "CA"), ("Osaka", "JP"), ("Austin", "US"),
+          ("Lyon", "FR"), ("Nairobi", "KE"), ("Melbourne", "AU"), ("Madrid", "ES"), ("Chicago", "US"),
+          ("Seoul", "KR"), ("Dublin", "IE")]
+STREETS = ["Maple Ave", "Harbour St", "Linden Rd", "Station Sq", "Orchard Ln", "Mill Rd", "King St"]
+CURRENCIES = ["USD", "EUR", "GBP", "JPY", "CAD", "AUD"]
+WORDS = ["quarterly", "review", "invoice", "launch", "onboarding", "renewal", "budget", "migration",
+         "roadmap", "audit", "shipment", "contract", "follow-up", "support", "design", "hiring", "travel"]
+
+EPOCH = date(2026, 1, 1)
+
+
+def person_name(rng: random.Random) -> str:
+    return f"{rng.choice(FIRST_NAMES)} {rng.choice(LAST_NAMES)}"
+
+
+def email_for(name: str, rng: random.Random) -> str:
+    local = name.lower().replace(" ", ".")
+    domain = rng.choice(COMPANIES).lower().split()[0]
+    return f"{local}@{domain}.example.com"
+
+
+def phrase(rng: random.Random, words: int = 3) -> str:
+    return " ".join(rng.choice(WORDS) for _ in range(words)).capitalize()
+
+
+def shared_value(type_name: str, rng: random.Random) -> Any:
+    """A random valid value of a shared type (entity ids: a plausible id string)."""
+    if is_entity_ref(type_name):
+        _, entity = parse_entity_ref(type_name)
+        return f"{entity[:3].lower()}_{rng.randint(1, 9999):04d}"
+    match type_name:
+        case "email":
+            return email_for(person_name(rng), rng)
+        case "phone":
+            return f"+1-555-{rng.randint(100, 999)}-{rng.randint(1000, 9999)}"
+        case "person_name":
+            return person_name(rng)
+        case "company_name":
+            return rng.choice(COMPANIES)
+        case "date":
+            return (EPOCH + timedelta(days=rng.randint(0, 364))).isoformat()
+        case "datetime":
+            moment = datetime(2026, 1, 1, tzinfo=timezone.utc) + timedelta(minutes=15 * rng.randint(0, 35000))
+            return moment.isoformat().replace("+00:00", "Z")
+        case "money":
+            return round(rng.uniform(5, 5000), 2)
+        case "currency":
+            return rng.choice(CURRENCIES)
+        case "url":
+            return f"https://{rng.choice(COMPANIES).lower().split()[0]}.example.com/{rng.choice(WORDS)}"
+        case "address":
+            return f"{rng.randint(1, 250)} {rng.choice(STREETS)}"
+        case "city":
+            return rng.choice(CITIES)[0]
+        case "country":
+            return rng.choice(CITIES)[1]
+        case "file_path":
+            return f"/docs/{rng.choice(WORDS)}/{rng.choice(WORDS)}-{rng.randint(1, 99)}.txt"
+    raise KeyError(f"unknown shared type {type_name!r}")
+
+
+def schema_value(schema: dict[str, Any], rng: random.Random, depth: int = 0) -> Any:
+    """A random value valid against a (simple) JSON schema, honouring ``x-cw-type``."""
+    if not isinstance(schema, dict) or not schema:
+        return phrase(rng, 2)
+    if "enum" in schema and schema["enum"]:
+        return rng.choice(list(schema["enum"]))
+    if "const" in schema:
+        return schema["const"]
+    for key in ("anyOf", "oneOf"):
+        if schema.get(key):
+            options = [s for s in schema[key] if isinstance(s, dict) and s.get("type") != "null"]
+            return schema_value(options[0] if options else schema[key][0], rng, depth)
+    if schema.get(TYPE_KEY) and (schema[TYPE_KEY] in SHARED_TYPES or is_entity_ref(schema[TYPE_KEY])):
+        return shared_value(schema[TYPE_KEY], rng)
+    json_type = schema.get("type", "string")
+    if isinstance(json_type, list):
+        json_type = next((t for t in json_type if t != "null"), "string")
+    match json_type:
+        case "string":
+            fmt = schema.get("format")
+            if fmt == "date":
+                return shared_value("date", rng)
+            if fmt == "date-time":
+                return shared_value("datetime", rng)
+            if fmt == "email":
+                return shared_value("email", rng)
+            if fmt in ("uri", "url"):
+                return shared_value("url", rng)
+            low = int(schema.get("minLength", 1))
+            high = max(low, min(int(schema.get("maxLength", 24)), 24))
+            text = phrase(rng, 2)
+            if len(text) < low:
+                text += "".join(rng.choice(string.ascii_lowercase) for _ in range(low - len(text)))
+            return text[:high]
+        case "integer":
+            low = int(schema.get("minimum", 0))
+            high = int(schema.get("maximum", max(low + 100, 100)))
+            return rng.randint(low, high)
+        case "number":
+            low = float(schema.get("minimum", 0))
+            high = float(schema.get("maximum", max(low + 1000, 1000)))
+            return round(rng.uniform(low, high), 2)
+        case "boolean":
+            return rng.random() < 0.5
+        case "array":
+            if depth > 3:
+                return []
+            count = max(int(schema.get("minItems", 0)), 1)
+            return [schema_value(schema.get("items") or {}, rng, depth + 1) for _ in range(count)]
+        case "object":
+            if depth > 3:
+                return {}
+            props = schema.get("properties") or {}
+            required = set(schema.get("required") or props)
+            return {k: schema_value(v, rng, depth + 1) for k, v in props.items() if k in required}
+        case "null":
+            return None
+    return phrase(rng, 2)
