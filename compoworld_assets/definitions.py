@@ -1,0 +1,54 @@
+"""The Dagster code location: every stage's assets and checks, resources, sensors and jobs."""
+
+from __future__ import annotations
+
+import os
+
+import dagster as dg
+
+from compoworld_assets.defs.catalog import assets as catalog_assets
+from compoworld_assets.defs.catalog import checks as catalog_checks
+from compoworld_assets.defs.reporting import assets as reporting_assets
+from compoworld_assets.defs.services import assets as services_assets
+from compoworld_assets.defs.services import checks as services_checks
+from compoworld_assets.defs.specs import assets as specs_assets
+from compoworld_assets.defs.specs import checks as specs_checks
+from resources import LLMResource, SandboxResource, SpecSourcesResource, StorageResource, duckdb_io_manager
+from sensors import jobs as pipeline_jobs
+from sensors import spec_drop_folder
+
+ASSET_MODULES = [specs_assets, services_assets, catalog_assets, reporting_assets]
+CHECK_MODULES = [specs_checks, services_checks, catalog_checks]
+
+
+def build_resources(data_dir: str | None = None) -> dict[str, object]:
+    """Resources of the embedded default, rooted at ``data_dir`` (env ``COMPOWORLD_DATA_DIR``)."""
+    data_dir = data_dir or os.environ.get("COMPOWORLD_DATA_DIR", "data")
+    database = os.path.join(data_dir, "compoworld.duckdb")
+    return {
+        "io_manager": duckdb_io_manager(database),
+        "storage": StorageResource(data_dir=data_dir, database=database),
+        "llm": LLMResource(),
+        "sandbox": SandboxResource(),
+        "spec_sources": SpecSourcesResource(drop_folder=os.environ.get("COMPOWORLD_SPEC_DIR", "specs")),
+        "dbt": reporting_assets.dbt_resource(),
+    }
+
+
+def all_assets() -> list:
+    return dg.load_assets_from_modules(ASSET_MODULES)
+
+
+def all_asset_checks() -> list:
+    return dg.load_asset_checks_from_modules(CHECK_MODULES)
+
+
+@dg.definitions
+def defs() -> dg.Definitions:
+    return dg.Definitions(
+        assets=all_assets(),
+        asset_checks=all_asset_checks(),
+        jobs=pipeline_jobs.ALL_JOBS,
+        sensors=[spec_drop_folder.spec_drop_folder_sensor],
+        resources=build_resources(),
+    )

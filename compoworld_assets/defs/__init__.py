@@ -1,0 +1,1 @@
+"""Dagster adapters over the engine: one folder per pipeline stage (assets.py, checks.py)."""

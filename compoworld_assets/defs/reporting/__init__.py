@@ -1,0 +1,1 @@
+"""Stage: reporting marts built by dbt over the pipeline tables."""

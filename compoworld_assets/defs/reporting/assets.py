@@ -1,0 +1,35 @@
+"""dbt-duckdb models over the tables the pipeline writes; dbt tests become asset checks.
+
+The manifest is built once at set-up (``scripts/setup.sh`` runs ``dbt parse``), never per step.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import dagster as dg
+from dagster_dbt import DagsterDbtTranslator, DagsterDbtTranslatorSettings, DbtCliResource, DbtProject, dbt_assets
+
+DBT_PROJECT_DIR = Path(__file__).resolve().parents[3] / "dbt"
+
+dbt_project = DbtProject(project_dir=DBT_PROJECT_DIR, profiles_dir=DBT_PROJECT_DIR)
+
+
+class _Translator(DagsterDbtTranslator):
+    def get_group_name(self, dbt_resource_props) -> str:
+        return "reporting"
+
+
+@dbt_assets(
+    manifest=dbt_project.manifest_path,
+    project=dbt_project,
+    pool="duckdb",
+    dagster_dbt_translator=_Translator(settings=DagsterDbtTranslatorSettings(enable_asset_checks=True)),
+)
+def compoworld_dbt_models(context: dg.AssetExecutionContext, dbt: DbtCliResource):
+    """Staging views and marts (catalog by domain, verification funnel), with their dbt tests."""
+    yield from dbt.cli(["build"], context=context).stream()
+
+
+def dbt_resource() -> DbtCliResource:
+    return DbtCliResource(project_dir=dbt_project, profiles_dir=str(DBT_PROJECT_DIR))

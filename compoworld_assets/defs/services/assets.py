@@ -1,0 +1,64 @@
+"""Stage 2: synthesize and verify one executable service per spec partition."""
+
+from __future__ import annotations
+
+import dagster as dg
+import polars as pl
+
+from compoworld_assets.defs.services.partitions import service_partitions
+from compoworld_assets.engine import tables
+from compoworld_assets.engine.service_build import build_service
+from resources import LLMResource, SandboxResource, StorageResource
+
+BUILD_VERSION = "1"
+
+
+class ServicesConfig(dg.Config):
+    seed: int = 7
+    rows_per_entity: int = 5
+
+
+@dg.asset(
+    partitions_def=service_partitions,
+    backfill_policy=dg.BackfillPolicy.single_run(),
+    metadata={"partition_expr": "service_id", "primary_key": "service_id"},
+    group_name="services",
+    code_version=BUILD_VERSION,
+    pool="duckdb",
+)
+def services(
+    context: dg.AssetExecutionContext,
+    config: ServicesConfig,
+    service_specs: pl.DataFrame,
+    llm: LLMResource,
+    sandbox: SandboxResource,
+    storage: StorageResource,
+) -> dg.Output[pl.DataFrame]:
+    """Executable services: module source and hash, and one verification verdict per tool.
+
+    Tools that fail verification or cannot be implemented fall back to the world model,
+    which is probed once per tool for a type-valid answer.
+    """
+    specs = tables.specs_from_rows(service_specs)
+    missing = sorted(set(context.partition_keys) - set(specs))
+    if missing:
+        raise dg.Failure(f"no spec for service partition(s) {missing}: re-materialize service_specs")
+    executor_factory = sandbox.executor_factory()
+    synthesizer = llm.synthesizer(executor_factory)
+    world_model = llm.world_model(storage.world_model_cache)
+    builds = []
+    for service_id in sorted(context.partition_keys):
+        build = build_service(specs[service_id], synthesizer, executor_factory, world_model,
+                              seed=config.seed, rows_per_entity=config.rows_per_entity)
+        storage.path("modules", service_id, f"{build.module.source_hash}.py").write_text(build.module.source)
+        context.log.info(f"{service_id}: {len(build.verified_tools)}/{len(build.spec.tools)} tools verified, "
+                         f"{len(build.world_model_tools)} on the world model")
+        builds.append(build)
+    frame = tables.service_rows(builds)
+    return dg.Output(frame, metadata={
+        "n_services": len(frame),
+        "n_tools": int(frame["n_tools"].sum()),
+        "n_verified": int(frame["n_verified"].sum()),
+        "n_world_model": int(frame["n_world_model"].sum()),
+        "synthesizer": synthesizer.name,
+    })

@@ -1,0 +1,39 @@
+"""Checks beside the spec assets: bad specs must not reach synthesis."""
+
+from __future__ import annotations
+
+import dagster as dg
+import polars as pl
+
+from compoworld_assets.engine.specs.model import ServiceSpec
+
+
+@dg.asset_check(asset="service_specs", blocking=True, description="Service ids are unique and non-empty.")
+def service_ids_unique(service_specs: pl.DataFrame) -> dg.AssetCheckResult:
+    dupes = service_specs.group_by("service_id").len().filter(pl.col("len") > 1)["service_id"].to_list()
+    return dg.AssetCheckResult(passed=not dupes and len(service_specs) > 0,
+                               metadata={"duplicates": dg.MetadataValue.json(dupes), "rows": len(service_specs)})
+
+
+@dg.asset_check(asset="service_specs", blocking=True,
+                description="Every stored spec re-validates and its hash matches its JSON.")
+def specs_revalidate(service_specs: pl.DataFrame) -> dg.AssetCheckResult:
+    failures = []
+    for row in service_specs.iter_rows(named=True):
+        try:
+            spec = ServiceSpec.model_validate_json(row["spec_json"])
+        except ValueError as exc:
+            failures.append({"service_id": row["service_id"], "error": str(exc)[:300]})
+            continue
+        if spec.content_hash() != row["spec_hash"]:
+            failures.append({"service_id": row["service_id"], "error": "spec_hash mismatch"})
+    return dg.AssetCheckResult(passed=not failures, metadata={"failures": dg.MetadataValue.json(failures[:20])})
+
+
+@dg.asset_check(asset="quarantined_specs", description="Every quarantined entry says where it came from and why.")
+def quarantine_entries_explained(quarantined_specs: pl.DataFrame) -> dg.AssetCheckResult:
+    unexplained = quarantined_specs.filter(
+        (pl.col("reason").str.strip_chars() == "") | (pl.col("location").str.strip_chars() == "")
+    )
+    return dg.AssetCheckResult(passed=unexplained.is_empty(),
+                               metadata={"rows": len(quarantined_specs), "unexplained": len(unexplained)})

@@ -1,0 +1,1 @@
+"""Cross-service tasks: the dependency graph, walks, task instances, rubrics and trajectories."""

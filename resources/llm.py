@@ -1,0 +1,56 @@
+"""The LLM backend: offline (deterministic, the default) or any litellm model.
+
+``backend="litellm"`` reaches a hosted provider (``model="openai/gpt-4.1-mini"``, key in the
+env var named by ``api_key_env``), a vLLM server (``model="hosted_vllm/<name>"`` with
+``api_base``) or any OpenAI-compatible local server. See docs/llm-backends.md.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from pathlib import Path
+from typing import Literal
+
+import dagster as dg
+
+from compoworld_assets.engine.runtime.executor import ToolExecutor
+from compoworld_assets.engine.synthesis.base import Synthesizer
+from compoworld_assets.engine.world_model.base import WorldModel
+
+
+class LLMResource(dg.ConfigurableResource):
+    backend: Literal["offline", "litellm"] = "offline"
+    model: str = "hosted_vllm/HuggingFaceTB/SmolLM2-135M-Instruct"
+    api_base: str | None = None
+    api_key_env: str | None = None
+    max_rounds: int = 3
+    max_retries: int = 3
+
+    def synthesizer(self, executor_factory: Callable[[str], ToolExecutor]) -> Synthesizer:
+        if self.backend == "offline":
+            from compoworld_assets.engine.synthesis.offline import OfflineSynthesizer
+
+            return OfflineSynthesizer()
+        from compoworld_assets.engine.synthesis.llm import LLMSynthesizer
+
+        return LLMSynthesizer(
+            model=self.model,
+            api_base=self.api_base,
+            api_key_env=self.api_key_env,
+            max_rounds=self.max_rounds,
+            executor_factory=executor_factory,
+        )
+
+    def world_model(self, cache_path: Path) -> WorldModel:
+        from compoworld_assets.engine.world_model.cache import CachedWorldModel, SqliteWorldModelCache
+
+        if self.backend == "offline":
+            from compoworld_assets.engine.world_model.offline import OfflineWorldModel
+
+            inner: WorldModel = OfflineWorldModel()
+        else:
+            from compoworld_assets.engine.world_model.llm import LLMWorldModel
+
+            inner = LLMWorldModel(model=self.model, api_base=self.api_base, api_key_env=self.api_key_env,
+                                  max_retries=self.max_retries)
+        return CachedWorldModel(inner, SqliteWorldModelCache(cache_path))

@@ -1,0 +1,14 @@
+#!/usr/bin/env bash
+# Create .venv and install CompoWorld with the extras named in $COMPOWORLD_EXTRAS (default: dev).
+# Idempotent: re-running only installs what changed.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+EXTRAS="${COMPOWORLD_EXTRAS:-dev}"
+PYTHON="${PYTHON:-python3}"
+if [ ! -x .venv/bin/python ]; then
+  "$PYTHON" -m venv .venv
+fi
+.venv/bin/python -m pip install --quiet --upgrade pip uv
+.venv/bin/uv pip install --quiet --python .venv/bin/python --config-setting editable_mode=compat -e ".[${EXTRAS}]"
+# dagster-dbt needs the manifest at import; build it once here rather than in every step.
+DBT_PROFILES_DIR=dbt .venv/bin/dbt parse --project-dir dbt --quiet

@@ -1,0 +1,1 @@
+"""Dagster sensors, schedules and the jobs they launch."""
