@@ -24,7 +24,7 @@ def _prepare_environment(data_dir: str) -> None:
         shutil.copy(REPO_ROOT / "dagster.yaml", home / "dagster.yaml")
 
 
-def run_pipeline(data_dir: str, seed: int, rows_per_entity: int) -> dict[str, int]:
+def run_pipeline(data_dir: str, seed: int, rows_per_entity: int, log_level: str = "WARNING") -> dict[str, int]:
     """Materialize the service stages in order; returns the summary counts."""
     import dagster as dg
 
@@ -37,8 +37,10 @@ def run_pipeline(data_dir: str, seed: int, rows_per_entity: int) -> dict[str, in
     def materialize(selection: list[str] | dg.AssetSelection, **kwargs) -> None:
         if isinstance(selection, list):
             selection = dg.AssetSelection.assets(*selection)
-        result = dg.materialize(everything, selection=selection, resources=resources,
-                                instance=instance, raise_on_error=True, **kwargs)
+        run_config = {"loggers": {"console": {"config": {"log_level": log_level}}},
+                      **kwargs.pop("run_config", {})}
+        result = dg.materialize(everything, selection=selection, resources=resources, instance=instance,
+                                raise_on_error=True, run_config=run_config, **kwargs)
         failed = [e for e in result.get_asset_check_evaluations() if not e.passed]
         for evaluation in failed:
             print(f"  check failed: {evaluation.asset_key.to_user_string()} {evaluation.check_name}",
@@ -66,13 +68,13 @@ def summarize(database: Path) -> dict[str, int]:
             return int(con.execute(sql).fetchone()[0] or 0)
 
         return {
-            "specs": one("select count(*) from compoworld.service_specs"),
-            "quarantined": one("select count(*) from compoworld.quarantined_specs"),
-            "services": one("select count(*) from compoworld.services"),
-            "tools": one("select count(*) from compoworld.tool_catalog"),
-            "verified_tools": one("select count(*) from compoworld.tool_catalog where verdict = 'verified'"),
-            "world_model_tools": one("select count(*) from compoworld.tool_catalog where implementation = 'world_model'"),
-            "domains": one("select count(distinct domain) from compoworld.service_specs"),
+            "specs": one("select count(*) from pipeline.service_specs"),
+            "quarantined": one("select count(*) from pipeline.quarantined_specs"),
+            "services": one("select count(*) from pipeline.services"),
+            "tools": one("select count(*) from pipeline.tool_catalog"),
+            "verified_tools": one("select count(*) from pipeline.tool_catalog where verdict = 'verified'"),
+            "world_model_tools": one("select count(*) from pipeline.tool_catalog where implementation = 'world_model'"),
+            "domains": one("select count(distinct domain) from pipeline.service_specs"),
         }
 
 
@@ -80,7 +82,7 @@ def _print_summary(summary: dict[str, int], data_dir: str) -> None:
     print("\nCompoWorld main job finished:")
     for key, value in summary.items():
         print(f"  {key:>18}: {value}")
-    print(f"\nData: {data_dir}/compoworld.duckdb (schema 'compoworld'); modules under {data_dir}/modules/")
+    print(f"\nData: {data_dir}/compoworld.duckdb (schema 'pipeline'); modules under {data_dir}/modules/")
     print("UI:   scripts/ui.sh  → http://127.0.0.1:3000 (asset graph, runs, checks)")
 
 
@@ -91,12 +93,13 @@ def main(argv: list[str] | None = None) -> int:
     run.add_argument("--data-dir", default="data")
     run.add_argument("--seed", type=int, default=7)
     run.add_argument("--rows-per-entity", type=int, default=5)
+    run.add_argument("--log-level", default="WARNING", help="Dagster console log level (DEBUG for everything)")
     status = sub.add_parser("status", help="print the counts stored in the DuckDB file")
     status.add_argument("--data-dir", default="data")
     args = parser.parse_args(argv)
     _prepare_environment(args.data_dir)
     if args.command == "run":
-        summary = run_pipeline(args.data_dir, args.seed, args.rows_per_entity)
+        summary = run_pipeline(args.data_dir, args.seed, args.rows_per_entity, args.log_level)
     else:
         summary = summarize(Path(args.data_dir) / "compoworld.duckdb")
     _print_summary(summary, args.data_dir)

@@ -5,7 +5,6 @@ env var named by ``api_key_env``), a vLLM server (``model="hosted_vllm/<name>"``
 ``api_base``) or any OpenAI-compatible local server. See docs/llm-backends.md.
 """
 
-from __future__ import annotations
 
 from collections.abc import Callable
 from pathlib import Path

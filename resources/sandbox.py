@@ -1,6 +1,5 @@
 """Limits of the sandboxed processes that run synthesized tools."""
 
-from __future__ import annotations
 
 from collections.abc import Callable
 from pathlib import Path

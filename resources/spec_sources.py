@@ -1,6 +1,5 @@
 """Where tool specifications come from: the built-in library and spec files or folders."""
 
-from __future__ import annotations
 
 from pathlib import Path
 

@@ -12,3 +12,6 @@ fi
 .venv/bin/uv pip install --quiet --python .venv/bin/python --config-setting editable_mode=compat -e ".[${EXTRAS}]"
 # dagster-dbt needs the manifest at import; build it once here rather than in every step.
 DBT_PROFILES_DIR=dbt .venv/bin/dbt parse --project-dir dbt --quiet
+# BFCL for the differential test and benchmarks: a plain install would pull ~6 GB (torch + CUDA)
+# and pin numpy 1.26, so install it without its dependencies (what it needs at run time is small).
+.venv/bin/uv pip install --quiet --python .venv/bin/python --no-deps bfcl-eval==2026.3.23 mpmath==1.3.0

@@ -1,6 +1,5 @@
 """Spec drop folder: when spec files appear or change, re-import specs and build new services."""
 
-from __future__ import annotations
 
 import hashlib
 import os

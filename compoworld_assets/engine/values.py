@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import random
 import string
-from datetime import date, datetime, timedelta, timezone
+from datetime import UTC, date, datetime, timedelta
 from typing import Any
 
 from compoworld_assets.engine.types import SHARED_TYPES, TYPE_KEY, is_entity_ref, parse_entity_ref
@@ -65,7 +65,7 @@ def shared_value(type_name: str, rng: random.Random) -> Any:
         case "date":
             return (EPOCH + timedelta(days=rng.randint(0, 364))).isoformat()
         case "datetime":
-            moment = datetime(2026, 1, 1, tzinfo=timezone.utc) + timedelta(minutes=15 * rng.randint(0, 35000))
+            moment = datetime(2026, 1, 1, tzinfo=UTC) + timedelta(minutes=15 * rng.randint(0, 35000))
             return moment.isoformat().replace("+00:00", "Z")
         case "money":
             return round(rng.uniform(5, 5000), 2)
@@ -88,7 +88,7 @@ def schema_value(schema: dict[str, Any], rng: random.Random, depth: int = 0) -> 
     """A random value valid against a (simple) JSON schema, honouring ``x-cw-type``."""
     if not isinstance(schema, dict) or not schema:
         return phrase(rng, 2)
-    if "enum" in schema and schema["enum"]:
+    if schema.get("enum"):
         return rng.choice(list(schema["enum"]))
     if "const" in schema:
         return schema["const"]

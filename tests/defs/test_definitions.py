@@ -4,7 +4,11 @@ import dagster as dg
 
 from compoworld_assets.definitions import defs
 
-EXPECTED_ASSETS = {"service_specs", "quarantined_specs", "services", "tool_catalog"}
+EXPECTED_ASSETS = {
+    "service_specs", "quarantined_specs", "services", "tool_catalog",
+    "staging/stg_service_specs", "staging/stg_quarantined_specs", "staging/stg_services",
+    "staging/stg_tool_catalog", "marts/catalog_by_domain", "marts/verification_funnel",
+}
 EXPECTED_CHECKS = {
     ("service_specs", "service_ids_unique"),
     ("service_specs", "specs_revalidate"),
@@ -14,6 +18,21 @@ EXPECTED_CHECKS = {
     ("tool_catalog", "qualified_names_unique"),
     ("tool_catalog", "tools_usable"),
     ("tool_catalog", "no_unusable_tools"),
+    ("marts/catalog_by_domain", "not_null_catalog_by_domain_n_tools"),
+    ("marts/catalog_by_domain", "not_null_catalog_by_domain_service_id"),
+    ("marts/catalog_by_domain", "unique_catalog_by_domain_service_id"),
+    ("marts/verification_funnel", "not_null_verification_funnel_stage"),
+    ("marts/verification_funnel", "unique_verification_funnel_stage"),
+    ("staging/stg_quarantined_specs", "not_null_stg_quarantined_specs_reason"),
+    ("staging/stg_service_specs", "not_null_stg_service_specs_domain"),
+    ("staging/stg_service_specs", "not_null_stg_service_specs_service_id"),
+    ("staging/stg_service_specs", "unique_stg_service_specs_service_id"),
+    ("staging/stg_services", "not_null_stg_services_service_id"),
+    ("staging/stg_services", "unique_stg_services_service_id"),
+    ("staging/stg_tool_catalog", "accepted_values_stg_tool_catalog_implementation__code__world_model"),
+    ("staging/stg_tool_catalog", "not_null_stg_tool_catalog_qualified_name"),
+    ("staging/stg_tool_catalog", "relationships_stg_tool_catalog_service_id__service_id__ref_stg_service_specs_"),
+    ("staging/stg_tool_catalog", "unique_stg_tool_catalog_qualified_name"),
 }
 
 

@@ -4,7 +4,7 @@ import pkgutil
 import subprocess
 import sys
 
-import compoworld_assets.engine as engine
+from compoworld_assets import engine
 
 
 def test_engine_imports_no_dagster():

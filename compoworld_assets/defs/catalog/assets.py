@@ -1,6 +1,5 @@
 """Stage 3: the tool catalog, one row per tool across every service."""
 
-from __future__ import annotations
 
 import dagster as dg
 import polars as pl

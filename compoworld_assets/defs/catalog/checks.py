@@ -1,6 +1,5 @@
 """Checks beside the tool catalog: names agents see must be unique and typed."""
 
-from __future__ import annotations
 
 import json
 

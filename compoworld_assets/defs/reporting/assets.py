@@ -3,12 +3,18 @@
 The manifest is built once at set-up (``scripts/setup.sh`` runs ``dbt parse``), never per step.
 """
 
-from __future__ import annotations
 
+import sys
 from pathlib import Path
 
 import dagster as dg
-from dagster_dbt import DagsterDbtTranslator, DagsterDbtTranslatorSettings, DbtCliResource, DbtProject, dbt_assets
+from dagster_dbt import (
+    DagsterDbtTranslator,
+    DagsterDbtTranslatorSettings,
+    DbtCliResource,
+    DbtProject,
+    dbt_assets,
+)
 
 DBT_PROJECT_DIR = Path(__file__).resolve().parents[3] / "dbt"
 
@@ -32,4 +38,7 @@ def compoworld_dbt_models(context: dg.AssetExecutionContext, dbt: DbtCliResource
 
 
 def dbt_resource() -> DbtCliResource:
-    return DbtCliResource(project_dir=dbt_project, profiles_dir=str(DBT_PROJECT_DIR))
+    """dbt from this interpreter's environment, whether or not the venv is on PATH."""
+    beside_python = Path(sys.executable).parent / "dbt"
+    executable = str(beside_python) if beside_python.exists() else "dbt"
+    return DbtCliResource(project_dir=dbt_project, profiles_dir=str(DBT_PROJECT_DIR), dbt_executable=executable)

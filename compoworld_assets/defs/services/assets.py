@@ -1,6 +1,5 @@
 """Stage 2: synthesize and verify one executable service per spec partition."""
 
-from __future__ import annotations
 
 import dagster as dg
 import polars as pl

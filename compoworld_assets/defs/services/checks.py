@@ -1,6 +1,5 @@
 """Checks beside the services asset."""
 
-from __future__ import annotations
 
 import json
 

@@ -1,6 +1,5 @@
 """Stage 1: import tool specifications; quarantine what cannot be imported."""
 
-from __future__ import annotations
 
 import dagster as dg
 import polars as pl

@@ -1,6 +1,5 @@
 """Checks beside the spec assets: bad specs must not reach synthesis."""
 
-from __future__ import annotations
 
 import dagster as dg
 import polars as pl

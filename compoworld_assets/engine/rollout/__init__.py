@@ -1,0 +1,1 @@
+"""Rollouts: policies (oracle, LLM), the async rollout engine, world factories and replay verification."""

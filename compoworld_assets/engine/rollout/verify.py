@@ -1,0 +1,85 @@
+"""Trajectory verification: replay the recorded calls on a fresh world, then score the rubric.
+
+A trajectory is kept when its replay is identical (every result and the final state hash
+match what was recorded) and its rubric score reaches the threshold (1.0: every criterion).
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from collections.abc import Callable, Iterable, Mapping
+
+from pydantic import BaseModel, Field
+
+from compoworld_assets.engine.agents.world import WorldFactory, close_world
+from compoworld_assets.engine.canonical import canonical_json
+from compoworld_assets.engine.runtime.state import WorldState
+from compoworld_assets.engine.tasks.model import CriterionResult, Task, Trajectory
+
+RubricEvaluator = Callable[[Task, WorldState, dict], list[CriterionResult]]
+RubricScorer = Callable[[Task, list[CriterionResult]], float]
+
+
+class VerifiedTrajectory(BaseModel):
+    trajectory: Trajectory
+    replay_identical: bool
+    mismatches: list[str] = Field(default_factory=list, description="Where the replay differed, in order.")
+    criteria: list[CriterionResult] = Field(default_factory=list)
+    rubric_score: float = 0.0
+    threshold: float = 1.0
+
+    @property
+    def passed(self) -> bool:
+        """Kept for training: replays identically and scores at least the threshold."""
+        return self.replay_identical and self.rubric_score >= self.threshold
+
+
+def verify_trajectory(task: Task, trajectory: Trajectory, runtime_factory: WorldFactory, threshold: float = 1.0,
+                      evaluate: RubricEvaluator | None = None, score: RubricScorer | None = None,
+                      ) -> VerifiedTrajectory:
+    """Replay ``trajectory`` on ``runtime_factory(task)`` and score the replayed final state.
+
+    ``evaluate``/``score`` default to the task rubric engine (``tasks.rubrics``). The rubric sees
+    the whole mounted world as the initial state, so services mounted beyond the task's own
+    (padding, seeded by the world factory) count as collateral only when the agent changed them.
+    """
+    if trajectory.task_id != task.task_id:
+        raise ValueError(f"trajectory of task {trajectory.task_id!r} verified against task {task.task_id!r}")
+    if evaluate is None or score is None:
+        from compoworld_assets.engine.tasks.rubrics import evaluate_rubric, rubric_score
+
+        evaluate, score = evaluate or evaluate_rubric, score or rubric_score
+    world = runtime_factory(task)
+    try:
+        mounted_task = task.model_copy(update={"initial_state": world.world_state()})
+        mismatches = []
+        for k, call in enumerate(trajectory.calls):
+            result = world.call(call.service_id, call.tool, call.arguments)
+            if canonical_json(result) != canonical_json(call.result):
+                mismatches.append(f"call {k} ({call.service_id}_{call.tool}): result differs")
+        final_state = world.world_state()
+    finally:
+        close_world(world)
+    if final_state.content_hash() != trajectory.final_state_hash:
+        mismatches.append("final state hash differs")
+    criteria = evaluate(mounted_task, final_state, trajectory.final_answer)
+    return VerifiedTrajectory(trajectory=trajectory, replay_identical=not mismatches, mismatches=mismatches,
+                              criteria=criteria, rubric_score=score(task, criteria), threshold=threshold)
+
+
+def verify_trajectories(tasks: Mapping[str, Task], trajectories: Iterable[Trajectory], runtime_factory: WorldFactory,
+                        threshold: float = 1.0, evaluate: RubricEvaluator | None = None,
+                        score: RubricScorer | None = None) -> list[VerifiedTrajectory]:
+    return [verify_trajectory(tasks[t.task_id], t, runtime_factory, threshold, evaluate, score)
+            for t in trajectories]
+
+
+def criterion_pass_rates(results: Iterable[VerifiedTrajectory]) -> dict[str, float]:
+    """Per criterion id, the share of verified trajectories (scored on it) that passed it."""
+    passed: dict[str, int] = defaultdict(int)
+    seen: dict[str, int] = defaultdict(int)
+    for result in results:
+        for criterion in result.criteria:
+            seen[criterion.id] += 1
+            passed[criterion.id] += criterion.passed
+    return {cid: passed[cid] / seen[cid] for cid in sorted(seen)}

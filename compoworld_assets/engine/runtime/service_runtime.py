@@ -1,0 +1,198 @@
+"""Running services: each tool routed to the sandboxed module or to the world model.
+
+:class:`ServiceRuntime` hosts one service. Tools implemented in code run in its
+:class:`~compoworld_assets.engine.runtime.sandbox.SandboxedExecutor` (which validates its own
+arguments); world-model tools get their arguments checked against the tool's parameters
+schema first and are then simulated read-only over the current state.
+
+:class:`WorldRuntime` mounts several service runtimes for one episode over a
+:class:`WorldState`; :class:`RuntimePool` keeps runtimes (and so their worker processes)
+alive across episodes: ``reset`` installs the next episode's state in the same process.
+A pool serves one episode at a time.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+from typing import Any, Self
+
+from compoworld_assets.engine.canonical import canonical_json
+from compoworld_assets.engine.envelope import INTERNAL_ERROR, INVALID_ARGUMENTS, UNKNOWN_TOOL, error
+from compoworld_assets.engine.runtime.executor import SandboxLimits
+from compoworld_assets.engine.runtime.sandbox import DEFAULT_LIMITS, SandboxedExecutor
+from compoworld_assets.engine.runtime.state import ServiceState, WorldState
+from compoworld_assets.engine.specs.model import ServiceSpec
+from compoworld_assets.engine.synthesis.base import SynthesizedModule
+from compoworld_assets.engine.world_model.base import WorldModel
+from compoworld_assets.engine.world_model.schema import schema_errors
+
+IMPLEMENTATIONS = ("code", "world_model")
+
+
+def resolve_implementation(
+    spec: ServiceSpec, module: SynthesizedModule, implementation: Mapping[str, str] | None
+) -> dict[str, str]:
+    """Each tool's route: as given, else ``code`` for tools the module implements, else ``world_model``."""
+    given = dict(implementation or {})
+    tool_names = [t.name for t in spec.tools]
+    unknown = sorted(set(given) - set(tool_names))
+    if unknown:
+        raise ValueError(f"{spec.id}: implementation names unknown tools {unknown}")
+    invalid = sorted(name for name, route in given.items() if route not in IMPLEMENTATIONS)
+    if invalid:
+        raise ValueError(f"{spec.id}: implementation of {invalid} must be one of {IMPLEMENTATIONS}")
+    implemented = set(module.implemented_tools)
+    return {name: given.get(name, "code" if name in implemented else "world_model") for name in tool_names}
+
+
+class ServiceRuntime:
+    """One service: ``reset(state)``, ``call(tool, args)`` (always an envelope), ``state()``, ``close()``."""
+
+    def __init__(
+        self,
+        spec: ServiceSpec,
+        module: SynthesizedModule,
+        implementation: Mapping[str, str] | None = None,
+        world_model: WorldModel | None = None,
+        limits: SandboxLimits = DEFAULT_LIMITS,
+    ) -> None:
+        self.spec = spec
+        self.module = module
+        self.implementation = resolve_implementation(spec, module, implementation)
+        routes = set(self.implementation.values())
+        if "world_model" in routes and world_model is None:
+            raise ValueError(f"{spec.id}: tools routed to the world model but no world model given")
+        self.world_model = world_model
+        self._tools = {t.name: t for t in spec.tools}
+        self._state = ServiceState.empty(spec)
+        self._executor = (
+            SandboxedExecutor(module.source, limits, service_id=spec.id) if "code" in routes else None
+        )
+        if self._executor is not None:
+            self._executor.reset(self._state)
+
+    @property
+    def executor(self) -> SandboxedExecutor | None:
+        return self._executor
+
+    def __enter__(self) -> Self:
+        return self
+
+    def __exit__(self, *exc_info: object) -> None:
+        self.close()
+
+    def reset(self, state: ServiceState) -> None:
+        if state.service_id != self.spec.id:
+            raise ValueError(f"state of service {state.service_id!r} given to runtime of {self.spec.id!r}")
+        if self._executor is None:
+            self._state = state.snapshot()
+        else:
+            self._executor.reset(state)
+
+    def state(self) -> ServiceState:
+        return self._state.snapshot() if self._executor is None else self._executor.state()
+
+    def call(self, tool: str, args: dict[str, Any]) -> dict[str, Any]:
+        spec_tool = self._tools.get(tool)
+        if spec_tool is None:
+            return error(UNKNOWN_TOOL, f"service {self.spec.id!r} has no tool {tool!r}")
+        if not isinstance(args, dict):
+            return error(INVALID_ARGUMENTS, f"arguments must be a JSON object, got {type(args).__name__}")
+        if self.implementation[tool] == "code":
+            assert self._executor is not None
+            return self._executor.call(tool, args)
+        problems = schema_errors(spec_tool.parameters, args)
+        if problems:
+            return error(INVALID_ARGUMENTS, "; ".join(problems))
+        assert self.world_model is not None
+        try:
+            return self.world_model.simulate(self.spec, spec_tool, args, self.state())
+        except Exception as exc:  # noqa: BLE001 - a world model bug must not crash the episode
+            return error(INTERNAL_ERROR, f"world model failed on {tool!r}: {type(exc).__name__}: {exc}")
+
+    def close(self) -> None:
+        if self._executor is not None:
+            self._executor.close()
+
+
+class WorldRuntime:
+    """Several service runtimes mounted for one episode, addressed by service id."""
+
+    def __init__(self, services: Mapping[str, ServiceRuntime]) -> None:
+        self._services = dict(services)
+
+    @property
+    def service_ids(self) -> list[str]:
+        return sorted(self._services)
+
+    def service(self, service_id: str) -> ServiceRuntime:
+        return self._services[service_id]
+
+    def reset(self, world: WorldState) -> None:
+        """Install ``world``; mounted services it does not mention start empty."""
+        unmounted = sorted(set(world.services) - set(self._services))
+        if unmounted:
+            raise ValueError(f"world state has services that are not mounted: {unmounted}")
+        for service_id in self.service_ids:
+            runtime = self._services[service_id]
+            runtime.reset(world.services.get(service_id) or ServiceState.empty(runtime.spec))
+
+    def call(self, service_id: str, tool: str, args: dict[str, Any]) -> dict[str, Any]:
+        runtime = self._services.get(service_id)
+        if runtime is None:
+            return error(UNKNOWN_TOOL, f"no service {service_id!r} is mounted")
+        return runtime.call(tool, args)
+
+    def world_state(self) -> WorldState:
+        return WorldState(services={sid: self._services[sid].state() for sid in self.service_ids})
+
+
+@dataclass(frozen=True)
+class ServiceMount:
+    spec: ServiceSpec
+    module: SynthesizedModule
+    implementation: Mapping[str, str] | None = None
+
+
+class RuntimePool:
+    """Service runtimes kept alive across episodes, keyed by spec, module source and routing."""
+
+    def __init__(self, world_model: WorldModel | None = None, limits: SandboxLimits = DEFAULT_LIMITS) -> None:
+        self.world_model = world_model
+        self.limits = limits
+        self._runtimes: dict[tuple[str, str, str, str], ServiceRuntime] = {}
+
+    def __len__(self) -> int:
+        return len(self._runtimes)
+
+    def __enter__(self) -> Self:
+        return self
+
+    def __exit__(self, *exc_info: object) -> None:
+        self.close()
+
+    def runtime(self, mount: ServiceMount) -> ServiceRuntime:
+        routes = resolve_implementation(mount.spec, mount.module, mount.implementation)
+        key = (mount.spec.id, mount.spec.content_hash(), mount.module.source_hash, canonical_json(routes))
+        if key not in self._runtimes:
+            self._runtimes[key] = ServiceRuntime(
+                mount.spec, mount.module, routes, self.world_model, self.limits
+            )
+        return self._runtimes[key]
+
+    def world(self, mounts: Iterable[ServiceMount], state: WorldState | None = None) -> WorldRuntime:
+        """A world of the given services (reusing pooled runtimes), reset to ``state`` or empty."""
+        services: dict[str, ServiceRuntime] = {}
+        for mount in mounts:
+            if mount.spec.id in services:
+                raise ValueError(f"service {mount.spec.id!r} is mounted twice")
+            services[mount.spec.id] = self.runtime(mount)
+        world = WorldRuntime(services)
+        world.reset(state or WorldState())
+        return world
+
+    def close(self) -> None:
+        for runtime in self._runtimes.values():
+            runtime.close()
+        self._runtimes.clear()

@@ -1,0 +1,352 @@
+"""The sandbox child program: hosts one synthesized service module behind a JSON-lines pipe.
+
+Started by :class:`compoworld_assets.engine.runtime.sandbox.SandboxedExecutor` as
+``python -S -s -P -B worker.py`` with a minimal environment and its cwd in a scratch
+directory. It imports nothing but the standard library.
+
+Protocol, one JSON object per line on stdin/stdout:
+
+* first line from the parent: the configuration (``source``, ``filename``, ``scratch``,
+  ``cpu_seconds``, ``memory_mb``, ``file_size_mb``, ``max_open_files``, ``allowed_imports``,
+  ``isolate_network``); the child answers ``{"ok": true, "layers": [...]}`` once the module
+  is loaded, or ``{"ok": false, "failure": kind, "message": ...}`` and exits.
+* then requests ``{"op": "reset", "state"}``, ``{"op": "call", "tool", "args"}``,
+  ``{"op": "rollback"}`` (undo the last call) and ``{"op": "state"}``; every answer is
+  ``{"ok": true, ...}`` or ``{"ok": false, "failure": kind, "message": ...}`` where kind is
+  ``violation``, ``exception``, ``resource`` or ``protocol``.
+
+A successful call answers ``{"ok": true, "result": value}`` plus ``"state"`` when the call
+changed the state, so the parent can keep a mirror of the last good state without asking.
+
+Hardening, in order, before the module source runs: a private network namespace (root
+only), resource limits, preloading the allowed modules, then an audit hook (which cannot
+be removed) and an ``__import__`` guard in the module's builtins. The import guard and the
+read restrictions are policy, not a security boundary on their own: Python code can reach
+loaded modules through object graphs. The boundary is the audit hook on the operations
+themselves (network, processes, writes, ctypes) plus the kernel limits.
+"""
+
+import builtins
+import errno
+import json
+import marshal
+import os
+import resource
+import signal
+import sys
+
+CLONE_NEWNET = 0x40000000
+WRITE_FLAGS = os.O_WRONLY | os.O_RDWR | os.O_APPEND | os.O_CREAT | os.O_TRUNC
+
+# Modules the interpreter or allowed modules import lazily; loaded before the hook goes in.
+SUPPORT_MODULES = (
+    "_strptime",
+    "time",
+    "calendar",
+    "locale",
+    "encodings.idna",
+    "encodings.latin_1",
+    "encodings.ascii",
+    "unicodedata",
+    "numbers",
+    "fractions",
+    "bisect",
+    "inspect",
+)
+# Audit events denied outright (exact names and prefixes).
+DENIED_EVENTS = frozenset(
+    {
+        "os.system",
+        "os.fork",
+        "os.forkpty",
+        "os.kill",
+        "os.killpg",
+        "os.chdir",
+        "os.fchdir",
+        "os.chroot",
+        "os.posix_spawn",
+        "os.spawn",
+        "os.startfile",
+        "subprocess.Popen",
+        "pty.spawn",
+        "signal.pthread_kill",
+    }
+)
+DENIED_PREFIXES = ("socket.", "ctypes.", "os.exec", "_posixsubprocess", "winreg.", "_winapi.")
+# Audit events that may run only while the worker (not service code) is in control.
+WORKER_ONLY_EVENTS = frozenset({"resource.setrlimit", "resource.prlimit"})
+# Audit events whose path arguments must lie inside the scratch directory.
+WRITE_EVENTS = frozenset(
+    {
+        "os.remove",
+        "os.rename",
+        "os.mkdir",
+        "os.rmdir",
+        "os.chmod",
+        "os.chown",
+        "os.link",
+        "os.symlink",
+        "os.truncate",
+        "os.utime",
+        "os.chflags",
+        "os.lchflags",
+        "os.setxattr",
+        "os.removexattr",
+        "shutil.rmtree",
+        "shutil.chown",
+    }
+)
+READ_EVENTS = frozenset({"os.listdir", "os.scandir", "glob.glob", "os.listxattr", "os.getxattr"})
+
+
+class SandboxViolation(BaseException):
+    """Raised by the audit hook. A BaseException so that ``except Exception`` cannot hide it."""
+
+
+class Sandbox:
+    """The audit policy and the service module it guards."""
+
+    def __init__(self, config):
+        self.scratch = os.path.realpath(config["scratch"])
+        self.read_roots = [self.scratch] + [os.path.realpath(p) for p in sys.path if p]
+        # C code (datetime.strptime, codecs) imports through the caller's __import__, so the
+        # support modules must pass the guard too.
+        self.importable = frozenset(config["allowed_imports"]) | {
+            m.partition(".")[0] for m in SUPPORT_MODULES
+        }
+        self.violations = []
+        self.in_service = False
+
+    def deny(self, what):
+        self.violations.append(what)
+        raise SandboxViolation(f"sandbox violation: {what}")
+
+    def inside(self, path, roots):
+        if isinstance(path, int):
+            return False
+        resolved = os.path.realpath(os.fsdecode(os.fspath(path)))
+        return any(resolved == root or resolved.startswith(root + os.sep) for root in roots)
+
+    def audit(self, event, args):
+        if event == "open":
+            path, mode, flags = args
+            writing = (isinstance(mode, str) and any(c in mode for c in "wax+")) or bool(flags & WRITE_FLAGS)
+            roots = [self.scratch] if writing else self.read_roots
+            if path is not None and not self.inside(path, roots):
+                action = "writing" if writing else "reading"
+                self.deny(f"open {path!r} for {action} outside the scratch directory")
+        elif event == "import":
+            top = args[0].partition(".")[0]
+            if top not in self.importable:
+                self.deny(f"import {args[0]!r} is not in the module allowlist")
+        elif (
+            event in DENIED_EVENTS
+            or event.startswith(DENIED_PREFIXES)
+            or (event in WORKER_ONLY_EVENTS and self.in_service)
+        ):
+            self.deny(f"{event} is not allowed")
+        elif event in WRITE_EVENTS or event in READ_EVENTS:
+            roots = [self.scratch] if event in WRITE_EVENTS else self.read_roots
+            for arg in args:
+                if isinstance(arg, (str, bytes, os.PathLike)) and not self.inside(arg, roots):
+                    self.deny(f"{event} on {arg!r} outside the scratch directory")
+
+    def guarded_import(self, name, globals=None, locals=None, fromlist=(), level=0):
+        if level != 0:
+            self.deny(f"relative import {name!r}")
+        if name.partition(".")[0] not in self.importable:
+            self.deny(f"import {name!r} is not in the module allowlist")
+        return __import__(name, globals, locals, fromlist, level)
+
+    def load(self, source, filename):
+        service_builtins = dict(builtins.__dict__)
+        service_builtins["__import__"] = self.guarded_import
+        namespace = {"__name__": "service_module", "__builtins__": service_builtins}
+        self.in_service = True
+        try:
+            exec(compile(source, filename, "exec"), namespace)  # noqa: S102 - running it is the point
+        finally:
+            self.in_service = False
+        handle = namespace.get("handle")
+        if not callable(handle):
+            raise TypeError("the module defines no callable handle(state, tool, args)")
+        return handle
+
+
+def isolate_network():
+    """Move into a fresh network namespace (only loopback, down); True when it worked."""
+    if os.geteuid() != 0:
+        return False
+    try:
+        if hasattr(os, "unshare"):
+            os.unshare(CLONE_NEWNET)
+            return True
+        import ctypes
+
+        libc = ctypes.CDLL(None, use_errno=True)
+        return libc.unshare(CLONE_NEWNET) == 0
+    except (OSError, AttributeError):
+        return False
+
+
+def set_limits(config):
+    mb = 1024 * 1024
+    signal.signal(signal.SIGXFSZ, signal.SIG_IGN)  # oversized writes fail with EFBIG instead of killing
+    resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
+    resource.setrlimit(resource.RLIMIT_FSIZE, (config["file_size_mb"] * mb, config["file_size_mb"] * mb))
+    resource.setrlimit(resource.RLIMIT_NOFILE, (config["max_open_files"], config["max_open_files"]))
+    resource.setrlimit(resource.RLIMIT_NPROC, (0, 0))
+    resource.setrlimit(resource.RLIMIT_AS, (config["memory_mb"] * mb, config["memory_mb"] * mb))
+    arm_cpu_limit(config["cpu_seconds"])
+
+
+def arm_cpu_limit(cpu_seconds):
+    """Give the next call ``cpu_seconds`` of CPU on top of what the process has used so far.
+
+    The hard limit stays unlimited so the soft limit can be raised again before every call;
+    the parent's wall-clock timeout is the backstop.
+    """
+    usage = resource.getrusage(resource.RUSAGE_SELF)
+    soft = int(usage.ru_utime + usage.ru_stime) + 1 + cpu_seconds
+    resource.setrlimit(resource.RLIMIT_CPU, (soft, resource.RLIM_INFINITY))
+
+
+def copy_state(state):
+    """A deep copy; marshal is several times faster than copy.deepcopy for JSON data."""
+    try:
+        return marshal.loads(marshal.dumps(state))
+    except ValueError:
+        import copy
+
+        return copy.deepcopy(state)
+
+
+class Worker:
+    def __init__(self, sandbox, handle, cpu_seconds):
+        self.sandbox = sandbox
+        self.handle = handle
+        self.cpu_seconds = cpu_seconds
+        self.state = {"service_id": "", "tables": {}, "counters": {}}
+        self.previous = copy_state(self.state)
+
+    def dispatch(self, request):
+        op = request.get("op")
+        if op == "call":
+            return self.call(request["tool"], request["args"])
+        if op == "reset":
+            self.state = request["state"]
+            self.previous = copy_state(self.state)
+            return {"ok": True}
+        if op == "rollback":
+            self.state = self.previous
+            self.previous = copy_state(self.state)
+            return {"ok": True}
+        if op == "state":
+            return {"ok": True, "state": self.state}
+        return {"ok": False, "failure": "protocol", "message": f"unknown op {op!r}"}
+
+    def call(self, tool, args):
+        self.previous = copy_state(self.state)
+        self.sandbox.violations.clear()
+        arm_cpu_limit(self.cpu_seconds)
+        self.sandbox.in_service = True
+        try:
+            result = self.handle(self.state, tool, args)
+            failure = None
+        except MemoryError:
+            failure = ("resource", "MemoryError: the tool exceeded the sandbox memory limit")
+        except OSError as exc:
+            kind = "resource" if exc.errno == errno.EFBIG else "exception"
+            failure = (kind, f"{type(exc).__name__}: {exc}")
+        except BaseException as exc:  # noqa: BLE001 - every tool failure becomes a reply
+            failure = ("exception", f"{type(exc).__name__}: {exc}")
+        finally:
+            self.sandbox.in_service = False
+        if self.sandbox.violations:
+            failure = ("violation", f"sandbox violation: {self.sandbox.violations[0]}")
+        if failure is not None:
+            self.state = self.previous
+            self.previous = copy_state(self.state)
+            return {"ok": False, "failure": failure[0], "message": failure[1]}
+        reply = {"ok": True, "result": result}
+        if self.state != self.previous:
+            reply["state"] = self.state
+        return reply
+
+
+def encode(reply):
+    return json.dumps(reply, ensure_ascii=False, separators=(",", ":"), allow_nan=False).encode() + b"\n"
+
+
+def redirect_stdio():
+    """Keep the protocol on private fds; service prints go to stderr, service input gets EOF."""
+    proto_in = os.fdopen(os.dup(0), "rb")
+    proto_out = os.fdopen(os.dup(1), "wb")
+    devnull = os.open(os.devnull, os.O_RDONLY)
+    os.dup2(devnull, 0)
+    os.close(devnull)
+    os.dup2(2, 1)
+    return proto_in, proto_out
+
+
+def serve(worker, proto_in, proto_out):
+    for line in proto_in:
+        try:
+            reply = worker.dispatch(json.loads(line))
+        except (ValueError, KeyError, TypeError) as exc:
+            reply = {"ok": False, "failure": "protocol", "message": f"bad request: {exc}"}
+        try:
+            data = encode(reply)
+        except (TypeError, ValueError, RecursionError) as exc:
+            worker.state = worker.previous
+            worker.previous = copy_state(worker.state)
+            data = encode(
+                {
+                    "ok": False,
+                    "failure": "exception",
+                    "message": f"the tool returned or stored data that is not JSON: {exc}",
+                }
+            )
+        proto_out.write(data)
+        proto_out.flush()
+
+
+def start(proto_in, proto_out):
+    config = json.loads(proto_in.readline())
+    os.chdir(config["scratch"])
+    layers = []
+    if config["isolate_network"] and isolate_network():
+        layers.append("network_namespace")
+    set_limits(config)
+    layers += ["rlimit_cpu", "rlimit_as", "rlimit_fsize", "rlimit_nofile", "rlimit_nproc", "rlimit_core"]
+    for name in list(config["allowed_imports"]) + list(SUPPORT_MODULES):
+        __import__(name)
+    sandbox = Sandbox(config)
+    sys.addaudithook(sandbox.audit)
+    layers += ["audit_hook", "import_allowlist"]
+    try:
+        handle = sandbox.load(config["source"], config["filename"])
+    except BaseException as exc:  # noqa: BLE001 - report why the module did not load
+        kind = "violation" if sandbox.violations else "exception"
+        message = (
+            f"sandbox violation: {sandbox.violations[0]}"
+            if sandbox.violations
+            else f"{type(exc).__name__}: {exc}"
+        )
+        proto_out.write(encode({"ok": False, "failure": kind, "message": message}))
+        proto_out.flush()
+        return None
+    proto_out.write(encode({"ok": True, "layers": layers}))
+    proto_out.flush()
+    return Worker(sandbox, handle, config["cpu_seconds"])
+
+
+def main():
+    proto_in, proto_out = redirect_stdio()
+    worker = start(proto_in, proto_out)
+    if worker is not None:
+        serve(worker, proto_in, proto_out)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,181 @@
+"""Importers from real tool-specification formats into :class:`ServiceSpec`.
+
+Every entry point returns an :class:`ImportResult` and never raises for bad input: an unreadable
+file, a malformed tool or a broken ``$ref`` becomes a :class:`QuarantinedSpec` and the rest
+still imports.
+
+Format detection (``kind="auto"``): a document with an ``openapi``/``swagger`` key is OpenAPI;
+a ``tools`` array whose entries have ``inputSchema`` (bare or in a JSON-RPC ``result``) is an MCP
+tools/list result; a ``services`` header makes a CompoWorld gateway list; anything else is
+OpenAI/BFCL function JSON (BFCL when it uses the Gorilla dialect).
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any, Literal
+
+import yaml
+
+from compoworld_assets.engine.specs.importers.compoworld import import_compoworld_tools, service_header
+from compoworld_assets.engine.specs.importers.mcp import import_mcp_tools, is_mcp_document
+from compoworld_assets.engine.specs.importers.openai_functions import import_openai_functions
+from compoworld_assets.engine.specs.importers.openapi import import_openapi
+from compoworld_assets.engine.specs.model import ImportResult, QuarantinedSpec
+
+SpecKind = Literal["openai", "bfcl", "openapi", "mcp", "compoworld", "auto"]
+SPEC_SUFFIXES = (".json", ".yaml", ".yml", ".jsonl")
+
+__all__ = [
+    "SpecKind",
+    "dedupe_service_ids",
+    "detect_kind",
+    "import_compoworld_tools",
+    "import_document",
+    "import_mcp_tools",
+    "import_openai_functions",
+    "import_openapi",
+    "import_spec_dir",
+    "import_spec_file",
+]
+
+
+class UnreadableSpec(ValueError):
+    """A file that cannot be parsed at all."""
+
+
+def _json_lines(text: str, location: str, kind: str) -> tuple[list[Any], list[QuarantinedSpec]]:
+    documents: list[Any] = []
+    bad: list[QuarantinedSpec] = []
+    for number, line in enumerate(text.splitlines(), start=1):
+        if not line.strip():
+            continue
+        try:
+            documents.append(json.loads(line))
+        except json.JSONDecodeError as error:
+            bad.append(
+                QuarantinedSpec.from_error(kind, f"{location}:{number}", f"invalid JSON line: {error}", line)
+            )
+    return documents, bad
+
+
+def _starts_with_json_object_line(text: str) -> bool:
+    """Whether ``text`` looks like JSON lines: its first line alone is a JSON object."""
+    first_line = text.lstrip().split("\n", 1)[0]
+    try:
+        return isinstance(json.loads(first_line), dict)
+    except json.JSONDecodeError:
+        return False
+
+
+def read_spec_file(path: Path, kind: str = "auto") -> tuple[Any, list[QuarantinedSpec]]:
+    """Parse JSON, YAML or JSON lines (also JSON lines saved as ``.json``, as BFCL does).
+
+    Bad lines of a JSON-lines file are quarantined; a file that yields nothing raises UnreadableSpec.
+    """
+    try:
+        text = path.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as error:
+        raise UnreadableSpec(f"unreadable file: {error}") from error
+    suffix = path.suffix.lower()
+    if suffix in (".yaml", ".yml"):
+        try:
+            return yaml.load(text, Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader)), []
+        except yaml.YAMLError as error:
+            raise UnreadableSpec(f"invalid YAML: {error}") from error
+    if suffix != ".jsonl":
+        try:
+            return json.loads(text), []
+        except json.JSONDecodeError as error:
+            if not _starts_with_json_object_line(text):
+                raise UnreadableSpec(f"invalid JSON: {error}") from error
+            whole_file_error = error
+    documents, bad = _json_lines(text, str(path), kind)
+    if not documents:
+        reason = f"invalid JSON: {whole_file_error}" if suffix != ".jsonl" else "no valid JSON lines"
+        raise UnreadableSpec(reason)
+    return documents, bad
+
+
+def detect_kind(data: Any) -> Literal["openapi", "mcp", "compoworld", "functions"]:
+    if isinstance(data, dict) and ("openapi" in data or "swagger" in data):
+        return "openapi"
+    if is_mcp_document(data):
+        return "mcp"
+    if service_header(data):
+        return "compoworld"
+    return "functions"
+
+
+def import_document(
+    data: Any,
+    *,
+    location: str,
+    kind: SpecKind = "auto",
+    service_id: str | None = None,
+    domain: str | None = None,
+) -> ImportResult:
+    """Import one parsed document of the given (or detected) kind."""
+    detected = detect_kind(data) if kind == "auto" else kind
+    if detected == "openapi":
+        return import_openapi(data, location=location, service_id=service_id, domain=domain)
+    if detected == "mcp":
+        return import_mcp_tools(data, location=location, service_id=service_id, domain=domain)
+    if detected == "compoworld":
+        return import_compoworld_tools(data, location=location, domain=domain)
+    function_kind = detected if detected in ("openai", "bfcl") else None
+    return import_openai_functions(
+        data, location=location, service_id=service_id, domain=domain, kind=function_kind
+    )
+
+
+def import_spec_file(
+    path: str | Path, kind: SpecKind = "auto", *, service_id: str | None = None, domain: str | None = None
+) -> ImportResult:
+    """Import one spec file; an unreadable file becomes a single quarantined entry."""
+    path = Path(path)
+    try:
+        data, bad_lines = read_spec_file(path, kind)
+    except UnreadableSpec as error:
+        return ImportResult(quarantined=[QuarantinedSpec.from_error(kind, str(path), error, _head(path))])
+    result = import_document(data, location=str(path), kind=kind, service_id=service_id, domain=domain)
+    result.quarantined[:0] = bad_lines
+    return result
+
+
+def import_spec_dir(path: str | Path, kind: SpecKind = "auto") -> ImportResult:
+    """Import every spec file under ``path`` (recursively, sorted); later duplicate ids are quarantined."""
+    root = Path(path)
+    result = ImportResult()
+    if not root.is_dir():
+        result.quarantined.append(QuarantinedSpec.from_error(kind, str(root), "not a directory", ""))
+        return result
+    for file in sorted(p for p in root.rglob("*") if p.is_file() and p.suffix.lower() in SPEC_SUFFIXES):
+        result.extend(import_spec_file(file, kind))
+    return dedupe_service_ids(result)
+
+
+def dedupe_service_ids(result: ImportResult, seen: set[str] | None = None) -> ImportResult:
+    """Keep the first spec of each service id; later ones are quarantined as duplicates."""
+    seen = set() if seen is None else seen
+    deduped = ImportResult(quarantined=list(result.quarantined))
+    for spec in result.specs:
+        if spec.id in seen:
+            deduped.quarantined.append(
+                QuarantinedSpec.from_error(
+                    spec.source.kind, spec.source.location, "duplicate service id", spec.id
+                )
+            )
+            continue
+        seen.add(spec.id)
+        deduped.specs.append(spec)
+    return deduped
+
+
+def _head(path: Path) -> str:
+    try:
+        with path.open("rb") as handle:
+            return handle.read(2000).decode("utf-8", errors="replace")
+    except OSError:
+        return ""

@@ -1,0 +1,555 @@
+"""Importer for OpenAPI 3.x documents.
+
+Resources are path collections (``/pets``, ``/owners/{}/pets``). A resource becomes an entity
+when its operations reference a component schema whose name matches the resource noun
+(``/pets`` ↔ ``Pet``, ``PublicPet``, ``PetResponse``): its top-level properties are the fields.
+Operations become tools: POST collection → create, GET collection → list (search with a
+``q``/``query``/``search``/``filter``/``keyword`` parameter), GET item → read, PUT/PATCH item →
+update, DELETE item → delete, anything else (or any operation on a resource without entity)
+→ action. Path parameters that identify a resource with an entity are typed as references
+to it and retyped ``string`` (path segments are strings on the wire; entity ids are strings).
+
+Parameters are the path and query parameters plus the top-level writable (not ``readOnly``)
+properties of a JSON request body (a non-object body becomes one ``body`` parameter); header
+and cookie parameters are transport details and are left out. Returns come from the 200/201
+(else first 2xx) response.
+An operation that fails (broken ``$ref``, invalid tool) is quarantined alone.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import yaml
+from pydantic import ValidationError
+
+from compoworld_assets.engine.specs.importers.naming import service_slug, tool_slug, unique_name
+from compoworld_assets.engine.specs.importers.openapi_refs import RefError, RefResolver
+from compoworld_assets.engine.specs.importers.schema import entity_fields, json_type_of
+from compoworld_assets.engine.specs.infer import (
+    annotate_schema,
+    context_words,
+    entity_name,
+    singular,
+    snake_name,
+)
+from compoworld_assets.engine.specs.model import (
+    Effect,
+    EntitySpec,
+    ImportResult,
+    QuarantinedSpec,
+    ServiceSpec,
+    SourceRef,
+    ToolSpec,
+)
+from compoworld_assets.engine.types import TYPE_KEY, entity_ref
+
+KIND = "openapi"
+HTTP_METHODS = ("get", "put", "post", "patch", "delete", "head", "options", "trace")
+SEARCH_PARAMS = frozenset({"q", "query", "search", "filter", "keyword", "keywords", "search_term"})
+SCHEMA_NAME_SUFFIXES = frozenset(
+    {
+        "",
+        "response",
+        "resource",
+        "object",
+        "item",
+        "model",
+        "dto",
+        "details",
+        "detail",
+        "data",
+        "entity",
+        "info",
+        "schema",
+        "output",
+        "result",
+        "read",
+    }
+)
+MAX_SCHEMA_DEPTH = 3
+_MAX_DESCRIPTION = 1000
+_CAUGHT = (RefError, ValidationError, ValueError, TypeError, KeyError, AttributeError, RecursionError)
+
+
+@dataclass
+class Operation:
+    path: str
+    method: str
+    spec: dict[str, Any]
+    parameters: list[Any]
+    location: str
+    segments: list[str] = field(init=False)
+
+    def __post_init__(self) -> None:
+        self.segments = [s for s in self.path.split("/") if s]
+
+    @property
+    def is_item(self) -> bool:
+        return bool(self.segments) and _is_param(self.segments[-1])
+
+    @property
+    def collection_key(self) -> str | None:
+        """The resource this operation acts on, with parameter names erased (``/owners/{}/pets``)."""
+        segments = self.segments[:-1] if self.is_item else self.segments
+        if not segments or _is_param(segments[-1]):
+            return None
+        return _key(segments)
+
+    @property
+    def noun(self) -> str:
+        key = self.collection_key
+        return key.rsplit("/", 1)[-1] if key else ""
+
+
+def _is_param(segment: str) -> bool:
+    return segment.startswith("{") and segment.endswith("}")
+
+
+def _key(segments: list[str]) -> str:
+    return "/" + "/".join("{}" if _is_param(s) else s for s in segments)
+
+
+def _norm(text: str) -> str:
+    return "".join(ch for ch in text.lower() if ch.isalnum())
+
+
+def schema_matches_noun(schema_name: str, noun: str) -> bool:
+    """Whether a component schema is the representation of resources named ``noun``."""
+    words = snake_name(noun).split("_")
+    target = _norm("_".join([*words[:-1], singular(words[-1])])) if words and words[0] else ""
+    name = _norm(schema_name.rsplit(".", 1)[-1])
+    if len(target) < 3:
+        return False
+    return name.endswith(target) or (name.startswith(target) and name[len(target) :] in SCHEMA_NAME_SUFFIXES)
+
+
+def load_openapi(path: str | Path) -> Any:
+    """Parse a JSON or YAML file (YAML by suffix; JSON otherwise)."""
+    path = Path(path)
+    text = path.read_text(encoding="utf-8")
+    if path.suffix.lower() in (".yaml", ".yml"):
+        return yaml.load(text, Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader))
+    return json.loads(text)
+
+
+def _fragment(value: Any) -> str:
+    try:
+        return json.dumps(value, default=str)[:4000]
+    except (TypeError, ValueError, RecursionError):
+        return repr(value)[:4000]
+
+
+class _Importer:
+    def __init__(self, doc: dict[str, Any], location: str, service_id: str | None, domain: str | None):
+        self.doc = doc
+        self.location = location
+        self.refs = RefResolver(doc)
+        self.info = doc.get("info") if isinstance(doc.get("info"), dict) else {}
+        title = str(self.info.get("title") or Path(location).stem)
+        self.service_id = service_slug(service_id or title)
+        self.title = title
+        categories = self.info.get("x-apisguru-categories")
+        self.domain = (
+            str(categories[0]) if isinstance(categories, list) and categories else (domain or "general")
+        )
+        self.context = context_words(self.service_id, title, self.domain)
+        self.quarantined: list[QuarantinedSpec] = []
+
+    def quarantine(self, location: str, error: Any, fragment: Any) -> None:
+        self.quarantined.append(QuarantinedSpec.from_error(KIND, location, error, _fragment(fragment)))
+
+    def operations(self) -> list[Operation]:
+        ops: list[Operation] = []
+        for path, item in self.doc["paths"].items():
+            item_location = f"{self.location}#/paths/{str(path).replace('~', '~0').replace('/', '~1')}"
+            try:
+                item, _ = self.refs.deref(item)
+            except RefError as error:
+                self.quarantine(item_location, error, item)
+                continue
+            if not isinstance(item, dict):
+                self.quarantine(item_location, "path item is not an object", item)
+                continue
+            shared = item.get("parameters") if isinstance(item.get("parameters"), list) else []
+            for method in HTTP_METHODS:
+                spec = item.get(method)
+                if isinstance(spec, dict):
+                    own = spec.get("parameters") if isinstance(spec.get("parameters"), list) else []
+                    ops.append(
+                        Operation(str(path), method, spec, [*shared, *own], f"{item_location}/{method}")
+                    )
+        return ops
+
+    def _schema_of_content(self, holder: Any) -> Any:
+        holder, _ = self.refs.deref(holder)
+        content = holder.get("content") if isinstance(holder, dict) else None
+        if not isinstance(content, dict) or not content:
+            return None
+        media = (
+            next((m for m in content if "json" in m.lower()), None)
+            or next((m for m in content if "form" in m.lower()), None)
+            or next(iter(content))
+        )
+        entry = content[media]
+        return entry.get("schema") if isinstance(entry, dict) else None
+
+    def _response_schema(self, op: Operation) -> Any:
+        raw = op.spec.get("responses")
+        if not isinstance(raw, dict):
+            return None
+        responses = {str(code): response for code, response in raw.items()}
+        codes = [c for c in ("200", "201") if c in responses] or sorted(
+            c for c in responses if c.startswith("2")
+        )
+        for code in codes:
+            schema = self._schema_of_content(responses[code])
+            if schema is not None:
+                return schema
+        return None
+
+    def _referenced_schema_names(self, schema: Any) -> list[str]:
+        """Component schemas a response/body references directly, as array items, or one property down."""
+        names: list[str] = []
+        if not isinstance(schema, dict):
+            return names
+        candidates = [schema, schema.get("items")]
+        try:
+            resolved, _ = self.refs.deref(schema)
+        except RefError:
+            resolved = None
+        if isinstance(resolved, dict):
+            for prop in (resolved.get("properties") or {}).values():
+                if isinstance(prop, dict):
+                    candidates.extend([prop, prop.get("items")])
+        for candidate in candidates:
+            if isinstance(candidate, dict) and "$ref" in candidate:
+                try:
+                    _, name = self.refs.deref(candidate)
+                except RefError:
+                    continue
+                if name and name not in names:
+                    names.append(name)
+        return names
+
+    def resource_entities(self, ops: list[Operation]) -> dict[str, tuple[str, str]]:
+        """collection key → (entity name, component schema name) for resources with a matching schema."""
+        candidates: dict[str, list[str]] = {}
+        for op in ops:
+            key = op.collection_key
+            if key is None:
+                continue
+            try:
+                schemas = [self._response_schema(op)]
+                if op.method in ("post", "put", "patch") and "requestBody" in op.spec:
+                    schemas.append(self._schema_of_content(op.spec["requestBody"]))
+            except RefError:
+                continue
+            for schema in schemas:
+                candidates.setdefault(key, []).extend(self._referenced_schema_names(schema))
+        found: dict[str, tuple[str, str]] = {}
+        for key in sorted(candidates):
+            noun = key.rsplit("/", 1)[-1]
+            match = next((n for n in candidates[key] if schema_matches_noun(n, noun)), None)
+            name = entity_name(match.rsplit(".", 1)[-1])[:64] if match else ""
+            if match and name:
+                found[key] = (name, match)
+        return found
+
+    def entity_specs(self, resources: dict[str, tuple[str, str]]) -> dict[str, EntitySpec]:
+        specs: dict[str, EntitySpec] = {}
+        names = {name for name, _ in resources.values()}
+        for name, schema_name in sorted(set(resources.values())):
+            if name in specs:
+                continue
+            location = f"{self.location}#/components/schemas/{schema_name}"
+            try:
+                schema, _ = self.refs.deref({"$ref": f"#/components/schemas/{schema_name}"})
+                properties, required = self._flat_properties(schema)
+                fields = entity_fields(properties, required, self.service_id, names, self.context)
+                specs[name] = EntitySpec(
+                    name=name,
+                    id_prefix=snake_name(name)[:16],
+                    fields=fields,
+                    description=str(schema.get("description") or "")[:_MAX_DESCRIPTION],
+                )
+            except _CAUGHT as error:
+                self.quarantine(location, error, schema_name)
+        return specs
+
+    def _flat_properties(self, schema: Any, depth: int = 0) -> tuple[dict[str, Any], list[str]]:
+        """Top-level properties (allOf merged), each dereferenced one level for its type."""
+        schema, _ = self.refs.deref(schema)
+        if not isinstance(schema, dict) or depth > 4:
+            return {}, []
+        properties: dict[str, Any] = {}
+        required = _string_list(schema.get("required"))
+        for part in schema.get("allOf") or []:
+            more, more_required = self._flat_properties(part, depth + 1)
+            properties.update(more)
+            required.extend(more_required)
+        for name, prop in (schema.get("properties") or {}).items():
+            try:
+                target, _ = self.refs.deref(prop)
+            except RefError:
+                target = {"type": "object"}
+            if isinstance(target, dict):
+                properties[str(name)] = {
+                    **target,
+                    **(
+                        {"description": prop["description"]}
+                        if isinstance(prop, dict) and "description" in prop
+                        else {}
+                    ),
+                }
+        return properties, required
+
+    def _parameters(self, op: Operation) -> tuple[dict[str, Any], list[str]]:
+        props: dict[str, Any] = {}
+        required: list[str] = []
+        seen: dict[tuple[str, str], dict[str, Any]] = {}
+        for raw in op.parameters:
+            param, _ = self.refs.deref(raw)
+            if not isinstance(param, dict) or not isinstance(param.get("name"), str) or "in" not in param:
+                raise ValueError(f"parameter without a name or location: {_fragment(raw)[:200]}")
+            seen[(param["name"], param["in"])] = param
+        for (name, place), param in seen.items():
+            if place not in ("path", "query"):
+                continue
+            schema = param.get("schema")
+            if schema is None and isinstance(param.get("content"), dict):
+                schema = self._schema_of_content(param)
+            schema = self.refs.inline(schema or {"type": "string"}, MAX_SCHEMA_DEPTH)
+            if param.get("description") and "description" not in schema:
+                schema = {**schema, "description": str(param["description"])[:_MAX_DESCRIPTION]}
+            props[name] = schema
+            if place == "path" or param.get("required") is True:
+                required.append(name)
+        body = op.spec.get("requestBody")
+        if body is not None:
+            self._add_body(body, props, required)
+        return props, required
+
+    def _add_body(self, body: Any, props: dict[str, Any], required: list[str]) -> None:
+        body_spec, _ = self.refs.deref(body)
+        raw_schema = self._schema_of_content(body_spec)
+        if raw_schema is None:
+            return
+        body_required = isinstance(body_spec, dict) and body_spec.get("required") is True
+        schema = self.refs.inline(raw_schema, MAX_SCHEMA_DEPTH)
+        if json_type_of(schema) == "object" and isinstance(schema.get("properties"), dict):
+            writable = {
+                n: s
+                for n, s in schema["properties"].items()
+                if not (isinstance(s, dict) and s.get("readOnly"))
+            }
+            taken = set(props)
+            renames: dict[str, str] = {}
+            for name in writable:
+                renames[name] = unique_name(name if name not in taken else f"body_{name}", taken)
+                taken.add(renames[name])
+            props.update({renames[n]: s for n, s in writable.items()})
+            if body_required:
+                required.extend(renames[r] for r in _string_list(schema.get("required")) if r in renames)
+        else:
+            body_name = unique_name("body", set(props))
+            props[body_name] = schema
+            if body_required:
+                required.append(body_name)
+
+    def _typed_path_params(
+        self,
+        op: Operation,
+        props: dict[str, Any],
+        resources: dict[str, tuple[str, str]],
+        entities: dict[str, EntitySpec],
+    ) -> str | None:
+        """Type path ids of resources with entities; returns the item key parameter's name, if any."""
+        key_param = None
+        for index, segment in enumerate(op.segments):
+            if not _is_param(segment) or index == 0 or _is_param(op.segments[index - 1]):
+                continue
+            name = segment[1:-1]
+            resource = resources.get(_key(op.segments[:index]))
+            if resource is None or resource[0] not in entities or name not in props:
+                continue
+            schema = {
+                k: v for k, v in props[name].items() if k not in ("format", "minimum", "maximum", "pattern")
+            }
+            props[name] = {**schema, "type": "string", TYPE_KEY: entity_ref(self.service_id, resource[0])}
+            if index == len(op.segments) - 1:
+                key_param = name
+        return key_param
+
+    def _effect(
+        self, op: Operation, props: dict[str, Any], key_param: str | None, entity: str | None
+    ) -> Effect:
+        if entity is None:
+            return Effect.ACTION
+        if op.is_item:
+            if key_param is None:
+                return Effect.ACTION
+            return {
+                "get": Effect.READ,
+                "put": Effect.UPDATE,
+                "patch": Effect.UPDATE,
+                "delete": Effect.DELETE,
+            }.get(op.method, Effect.ACTION)
+        if op.method == "post":
+            return Effect.CREATE
+        if op.method == "get":
+            return Effect.SEARCH if any(snake_name(p) in SEARCH_PARAMS for p in props) else Effect.LIST
+        return Effect.ACTION
+
+    def tool(
+        self,
+        op: Operation,
+        resources: dict[str, tuple[str, str]],
+        entities: dict[str, EntitySpec],
+        taken: set[str],
+    ) -> ToolSpec:
+        props, required = self._parameters(op)
+        key_param = self._typed_path_params(op, props, resources, entities)
+        resource = resources.get(op.collection_key or "")
+        entity = resource[0] if resource and resource[0] in entities else None
+        effect = self._effect(op, props, key_param, entity)
+        operation_id = op.spec.get("operationId")
+        base = tool_slug(
+            operation_id
+            if isinstance(operation_id, str) and operation_id.strip()
+            else f"{op.method}_{op.path}"
+        )
+        description = str(op.spec.get("summary") or op.spec.get("description") or "").strip()
+        context = self.context | context_words(base, description)
+        parameters = annotate_schema(
+            {"type": "object", "properties": props, "required": sorted(set(required))},
+            self.service_id,
+            entities,
+            context,
+        )
+        returns_schema = self._response_schema(op)
+        returns = (
+            annotate_schema(
+                self.refs.inline(returns_schema, MAX_SCHEMA_DEPTH), self.service_id, entities, context
+            )
+            if returns_schema is not None
+            else {}
+        )
+        spec = ToolSpec(
+            name=unique_name(base, taken),
+            description=(description or f"{op.method.upper()} {op.path}")[:_MAX_DESCRIPTION],
+            parameters=parameters,
+            returns=returns,
+            effect=effect,
+            entity=entity if effect is not Effect.ACTION else None,
+        )
+        taken.add(spec.name)
+        return spec
+
+    def run(self) -> ImportResult:
+        ops = self.operations()
+        resources = self.resource_entities(ops)
+        entities = self.entity_specs(resources)
+        tools: list[ToolSpec] = []
+        taken: set[str] = set()
+        for op in ops:
+            try:
+                tools.append(self.tool(op, resources, entities, taken))
+            except _CAUGHT as error:
+                self.quarantine(op.location, _reason(error), op.spec)
+        return ImportResult(
+            specs=self._service(tools, [e for _, e in sorted(entities.items())]), quarantined=self.quarantined
+        )
+
+    def _service(self, tools: list[ToolSpec], entities: list[EntitySpec]) -> list[ServiceSpec]:
+        if not tools:
+            self.quarantine(self.location, "no importable operations", {"info": self.info})
+            return []
+        fields: dict[str, Any] = {
+            "id": self.service_id,
+            "name": self.title[:200],
+            "domain": self.domain,
+            "description": str(self.info.get("description") or self.title)[:2000],
+            "version": str(self.info.get("version") or "1.0.0"),
+            "source": SourceRef(kind=KIND, location=self.location),
+        }
+        try:
+            return [ServiceSpec(**fields, entities=entities, tools=tools)]
+        except ValidationError as error:
+            self.quarantine(
+                self.location,
+                f"entity model rejected, tools kept as actions: {_reason(error)}",
+                {"info": self.info},
+            )
+        demoted = [t.model_copy(update={"effect": Effect.ACTION, "entity": None}) for t in tools]
+        try:
+            return [ServiceSpec(**fields, entities=[], tools=demoted)]
+        except ValidationError as error:
+            self.quarantine(self.location, _reason(error), {"info": self.info})
+            return []
+
+
+def _string_list(value: Any) -> list[str]:
+    return [v for v in value if isinstance(v, str)] if isinstance(value, list) else []
+
+
+def _reason(error: Exception) -> str:
+    if isinstance(error, ValidationError) and error.errors():
+        return str(error.errors()[0].get("msg", error)).removeprefix("Value error, ")
+    if isinstance(error, RecursionError):
+        return "schema nesting too deep"
+    return str(error)
+
+
+def import_openapi(
+    document: Any, *, location: str | None = None, service_id: str | None = None, domain: str | None = None
+) -> ImportResult:
+    """One service from an OpenAPI 3.x document (a parsed dict or a path to JSON/YAML)."""
+    if isinstance(document, (str, Path)):
+        location = location or str(document)
+        try:
+            document = load_openapi(document)
+        except (OSError, UnicodeDecodeError, ValueError, yaml.YAMLError) as error:
+            return ImportResult(
+                quarantined=[QuarantinedSpec.from_error(KIND, location, f"unreadable document: {error}", "")]
+            )
+    location = location or "<openapi>"
+    if not isinstance(document, dict):
+        return ImportResult(
+            quarantined=[
+                QuarantinedSpec.from_error(
+                    KIND, location, "OpenAPI document is not an object", _fragment(document)
+                )
+            ]
+        )
+    version = str(document.get("openapi", document.get("swagger", "")))
+    if not version.startswith("3."):
+        return ImportResult(
+            quarantined=[
+                QuarantinedSpec.from_error(
+                    KIND,
+                    location,
+                    f"unsupported OpenAPI version {version or 'missing'!r} (3.x required)",
+                    _fragment(document.get("info")),
+                )
+            ]
+        )
+    if not isinstance(document.get("paths"), dict):
+        return ImportResult(
+            quarantined=[
+                QuarantinedSpec.from_error(
+                    KIND, location, "OpenAPI document has no paths object", _fragment(document.get("info"))
+                )
+            ]
+        )
+    try:
+        return _Importer(document, location, service_id, domain).run()
+    except _CAUGHT as error:
+        return ImportResult(
+            quarantined=[
+                QuarantinedSpec.from_error(KIND, location, _reason(error), _fragment(document.get("info")))
+            ]
+        )

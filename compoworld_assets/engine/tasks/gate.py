@@ -1,0 +1,143 @@
+"""The verifier gate: a task's rubric must tell the gold behaviour from every cheap failure.
+
+:func:`self_test` runs, on the task's runtime:
+
+* a do-nothing agent (initial state, empty answer) and an agent that only claims success
+  (placeholder answers, no calls): both must score 0;
+* the gold plan replayed: must score 1;
+* mutations of the gold trajectory: each step dropped (arguments that came from it go
+  missing), and each argument of each step changed to another plausible value: every one
+  whose outcome (final state and answer) differs from the gold outcome must fail at least
+  one criterion.
+
+Tasks that fail are quarantined with the reasons.
+"""
+
+from __future__ import annotations
+
+from datetime import date, datetime, timedelta
+from typing import Any
+
+from pydantic import BaseModel, Field
+
+from compoworld_assets.engine.canonical import content_hash
+from compoworld_assets.engine.runtime.state import WorldState
+from compoworld_assets.engine.tasks.model import ArgBinding, Task
+from compoworld_assets.engine.tasks.plan_exec import (
+    Override,
+    PlanExecutionError,
+    WorldRuntimeLike,
+    execute_plan,
+    replay_plan,
+)
+from compoworld_assets.engine.tasks.rubrics import POSITIVE_KINDS, evaluate_rubric, rubric_score
+from compoworld_assets.engine.types import is_entity_ref, parse_entity_ref
+
+PLACEHOLDER_ANSWER = "done"
+
+
+class GateResult(BaseModel):
+    passed: bool
+    reasons: list[str] = Field(default_factory=list)
+    scores: dict[str, float] = Field(default_factory=dict)
+
+
+class QuarantinedTask(BaseModel):
+    task_id: str
+    plan_hash: str
+    stage: str = Field(description="instantiate (the plan did not fit its world) or gate.")
+    reason: str
+    task: Task | None = None
+
+
+def self_test(task: Task, runtime: WorldRuntimeLike) -> GateResult:
+    reasons: list[str] = []
+    scores: dict[str, float] = {}
+    if not any(c.kind in POSITIVE_KINDS for c in task.rubric):
+        reasons.append("rubric has no state or answer criterion")
+    claims = {f: PLACEHOLDER_ANSWER for f in task.report_fields}
+    for name, answer in (("do_nothing", {}), ("claim_only", claims)):
+        results = evaluate_rubric(task, task.initial_state, answer)
+        scores[name] = rubric_score(task, results)
+        if scores[name] > 0:
+            passing = [r.id for r in results if r.passed and _is_positive(task, r.id)]
+            reasons.append(f"{name} scores {scores[name]:.2f} (passes {passing})")
+    try:
+        calls, final, answer = execute_plan(task, runtime)
+    except PlanExecutionError as exc:
+        return GateResult(passed=False, reasons=reasons + [f"gold plan failed: {exc}"], scores=scores)
+    gold_results = evaluate_rubric(task, final, answer)
+    scores["gold"] = rubric_score(task, gold_results)
+    if scores["gold"] < 1.0:
+        failing = [f"{r.id}: {r.detail}" for r in gold_results if not r.passed]
+        reasons.append(f"gold scores {scores['gold']:.2f} ({failing})")
+    gold_outcome = _outcome(final, answer)
+    survivors, total = _mutation_survivors(task, runtime, [c.arguments for c in calls], gold_outcome)
+    scores["mutations_caught"] = (total - len(survivors)) / total if total else 1.0
+    reasons += [f"mutation not caught: {m}" for m in survivors]
+    return GateResult(passed=not reasons, reasons=reasons, scores=scores)
+
+
+def _is_positive(task: Task, criterion_id: str) -> bool:
+    return any(c.id == criterion_id and c.kind in POSITIVE_KINDS for c in task.rubric)
+
+
+def _outcome(final: WorldState, answer: dict[str, Any]) -> str:
+    return content_hash([final.content_hash(), answer])
+
+
+def _mutation_survivors(task: Task, runtime: WorldRuntimeLike, gold_args: list[dict[str, Any]],
+                        gold_outcome: str) -> tuple[list[str], int]:
+    """Mutations whose outcome differs from the gold one yet pass every criterion, and how many were tried.
+
+    A mutation that ends in the gold final state with the gold answer (a later step overwrites
+    the changed value) cannot be told apart by any outcome check, so it is not counted.
+    """
+    survivors: list[str] = []
+    total = 0
+    mutations: list[tuple[str, int | None, Override | None]] = []
+    for step in task.plan.steps:
+        mutations.append((f"drop step {step.index} ({step.qualified_name})", step.index, None))
+        for name, binding in sorted(step.args.items()):
+            changed = mutated_value(gold_args[step.index].get(name), binding, task)
+            mutations.append((f"step {step.index} ({step.qualified_name}) {name}={changed!r}", None,
+                              Override(step.index, name, changed)))
+    for label, skip, override in mutations:
+        _, final, answer = replay_plan(task, runtime, skip=skip, override=override)
+        if _outcome(final, answer) == gold_outcome:
+            continue
+        total += 1
+        if all(r.passed for r in evaluate_rubric(task, final, answer)):
+            survivors.append(label)
+    return survivors, total
+
+
+def mutated_value(value: Any, binding: ArgBinding, task: Task) -> Any:
+    """A different value of the same kind: another existing record id, a shifted date, an altered text."""
+    if isinstance(value, bool):
+        return not value
+    if isinstance(value, int):
+        return value + 1
+    if isinstance(value, float):
+        return round(value + 1.5, 2)
+    if not isinstance(value, str):
+        return PLACEHOLDER_ANSWER
+    if binding.type and is_entity_ref(binding.type):
+        service_id, entity = parse_entity_ref(binding.type)
+        service = task.initial_state.services.get(service_id)
+        others = sorted(set(service.tables.get(entity, {})) - {value}) if service else []
+        return others[0] if others else f"{value}_other"
+    if binding.type == "email" and "@" in value:
+        return "other." + value
+    shifted = _shifted_time(value)
+    return shifted if shifted is not None else value + " (revised)"
+
+
+def _shifted_time(value: str) -> str | None:
+    try:
+        if len(value) == 10:
+            return (date.fromisoformat(value) + timedelta(days=1)).isoformat()
+        moment = datetime.fromisoformat(value)
+    except ValueError:
+        return None
+    return (moment + timedelta(hours=1)).isoformat().replace("+00:00", "Z")

@@ -1,0 +1,283 @@
+"""The tool dependency graph: which tool's output can feed which tool's input.
+
+Nodes are tools, named by their qualified name (``crm_get_contact``). Two kinds of edge:
+
+* **type edge** ``t1 → t2``: an output path of ``t1`` carries a type that a parameter of
+  ``t2`` takes. Only *information-carrying* types make edges: entity references
+  (``crm.Contact.id``) and the identifying shared types in :data:`IDENTIFYING_TYPES`
+  (email, phone, file path, URL). Dates, money, cities and the like are shared by almost
+  every tool and say nothing about *which* record to act on, so they would connect nearly
+  everything to everything. An identifying type only feeds a parameter that is required
+  or that filters a list/search (an optional ``email`` of an update tool is an overwrite, not
+  a lookup); entity references feed any parameter. Per (t1, t2, parameter) one output path is
+  kept (the shortest, non-list paths first), only paths every result fills count (an optional
+  field may be empty), a delete tool's output never feeds tools on the record it just deleted,
+  and a create never feeds the delete of its own entity (the pair leaves no trace to check).
+* **state edge** ``t1 → t2`` (same service): ``t1`` creates or updates an entity that ``t2``
+  reads, lists, searches, updates or deletes; the edge names the parameter of ``t2`` that
+  finds the record (its key, a list filter or the search ``query``) and the output path of
+  ``t1`` that fills it.
+
+Edge attributes: ``kind``, ``type``, ``parameter``, ``output_path``, ``cross_service``.
+"""
+
+from __future__ import annotations
+
+import statistics
+from collections import Counter
+from collections.abc import Iterable, Mapping
+from typing import Any
+
+import networkx as nx
+import polars as pl
+
+from compoworld_assets.engine.specs.model import Effect, ServiceSpec, ToolSpec
+from compoworld_assets.engine.synthesis.offline import is_code_tool
+from compoworld_assets.engine.types import entity_ref, is_entity_ref
+
+IDENTIFYING_TYPES = frozenset({"email", "phone", "file_path", "url"})
+LOOKUP_EFFECTS = frozenset({Effect.READ, Effect.LIST, Effect.SEARCH, Effect.UPDATE, Effect.DELETE})
+SEARCH_FIELD_TYPES = ("person_name", "company_name", None)
+
+NODE_SCHEMA = {
+    "qualified_name": pl.String, "service_id": pl.String, "tool": pl.String, "domain": pl.String,
+    "effect": pl.String, "entity": pl.String, "changes_state": pl.Boolean, "code": pl.Boolean,
+    "in_degree": pl.Int64, "out_degree": pl.Int64,
+}
+EDGE_SCHEMA = {
+    "source": pl.String, "target": pl.String, "source_service": pl.String, "target_service": pl.String,
+    "kind": pl.String, "type": pl.String, "parameter": pl.String, "output_path": pl.String,
+    "cross_service": pl.Boolean,
+}
+
+
+def carries_information(type_name: str) -> bool:
+    return is_entity_ref(type_name) or type_name in IDENTIFYING_TYPES
+
+
+def build_dependency_graph(specs: Iterable[ServiceSpec],
+                           implementation: Mapping[str, Mapping[str, str]] | None = None) -> nx.MultiDiGraph:
+    """The dependency graph of ``specs``.
+
+    ``implementation`` (service id → tool → ``code``/``world_model``, as in ``BuiltService``)
+    marks which tools run as deterministic code (node attribute ``code``); for tools it does
+    not list the offline synthesizer's rule decides.
+    """
+    specs = sorted(specs, key=lambda s: s.id)
+    graph = nx.MultiDiGraph()
+    for spec in specs:
+        routes = (implementation or {}).get(spec.id)
+        for tool in spec.tools:
+            code = routes[tool.name] == "code" if routes and tool.name in routes else is_code_tool(tool)
+            graph.add_node(spec.qualified_tool_name(tool.name), service_id=spec.id, tool=tool.name,
+                           domain=spec.domain, effect=tool.effect.value if tool.effect else None,
+                           entity=tool.entity, changes_state=tool.changes_state, code=code)
+    consumers = _consumers_by_type(specs)
+    for spec in specs:
+        for tool in spec.tools:
+            _add_type_edges(graph, spec, tool, consumers)
+            _add_state_edges(graph, spec, tool)
+    return graph
+
+
+def _consumers_by_type(specs: list[ServiceSpec]) -> dict[str, list[tuple[ServiceSpec, ToolSpec, str]]]:
+    found: dict[str, list[tuple[ServiceSpec, ToolSpec, str]]] = {}
+    for spec in specs:
+        for tool in spec.tools:
+            required = set(tool.required_parameters())
+            for parameter, type_name in sorted(tool.input_types().items()):
+                if not carries_information(type_name):
+                    continue
+                lookup = tool.effect in (Effect.LIST, Effect.SEARCH)
+                if is_entity_ref(type_name) or parameter in required or lookup:
+                    found.setdefault(type_name, []).append((spec, tool, parameter))
+    return found
+
+
+def _path_order(path: str) -> tuple[int, int, str]:
+    return ("[]" in path, path.count("."), path)
+
+
+def _add_type_edges(graph: nx.MultiDiGraph, spec: ServiceSpec, tool: ToolSpec,
+                    consumers: dict[str, list[tuple[ServiceSpec, ToolSpec, str]]]) -> None:
+    source = spec.qualified_tool_name(tool.name)
+    deleted = entity_ref(spec.id, tool.entity) if tool.effect == Effect.DELETE and tool.entity else None
+    best: dict[tuple[str, str], tuple[str, str]] = {}
+    reliable = always_present_paths(tool.returns)
+    for path, type_name in sorted(tool.output_types().items(), key=lambda item: _path_order(item[0])):
+        if not carries_information(type_name) or path not in reliable:
+            continue
+        for target_spec, target_tool, parameter in consumers.get(type_name, []):
+            target = target_spec.qualified_tool_name(target_tool.name)
+            if target == source or type_name == deleted or _undoes(tool, target_tool, spec, target_spec):
+                continue
+            best.setdefault((target, parameter), (path, type_name))
+    for (target, parameter), (path, type_name) in sorted(best.items()):
+        target_service = graph.nodes[target]["service_id"]
+        graph.add_edge(source, target, key=f"type:{parameter}:{path}", kind="type", type=type_name,
+                       parameter=parameter, output_path=path, cross_service=target_service != spec.id)
+
+
+def always_present_paths(schema: Any, path: str = "") -> set[str]:
+    """Output paths (as in ``ToolSpec.output_types``) that every successful result fills.
+
+    A path is always present when each property on the way is required and not nullable; list
+    items count as present (a look-up that finds nothing fails at instantiation instead).
+    """
+    if not isinstance(schema, dict) or _nullable(schema):
+        return set()
+    found = {path or "$"}
+    required = set(schema.get("required") or [])
+    for name, sub in (schema.get("properties") or {}).items():
+        if name in required:
+            found |= always_present_paths(sub, f"{path}.{name}" if path else name)
+    if isinstance(schema.get("items"), dict):
+        found |= always_present_paths(schema["items"], f"{path}[]")
+    return found
+
+
+def _nullable(schema: dict[str, Any]) -> bool:
+    branches = schema.get("anyOf") or schema.get("oneOf") or []
+    return schema.get("type") == "null" or any(
+        isinstance(b, dict) and b.get("type") == "null" for b in branches)
+
+
+def _undoes(tool: ToolSpec, target: ToolSpec, spec: ServiceSpec, target_spec: ServiceSpec) -> bool:
+    """Deleting the record just created: a walk through this edge leaves no trace to check."""
+    return (spec.id == target_spec.id and tool.effect == Effect.CREATE and target.effect == Effect.DELETE
+            and tool.entity == target.entity)
+
+
+def _add_state_edges(graph: nx.MultiDiGraph, spec: ServiceSpec, tool: ToolSpec) -> None:
+    if tool.effect not in (Effect.CREATE, Effect.UPDATE) or tool.entity is None:
+        return
+    source = spec.qualified_tool_name(tool.name)
+    reliable = always_present_paths(tool.returns)
+    outputs = {p: t for p, t in tool.output_types().items() if p in reliable}
+    record_fields = set(tool.returns.get("properties") or {})
+    for target_tool in spec.tools:
+        if target_tool.entity != tool.entity or target_tool.effect not in LOOKUP_EFFECTS \
+                or _undoes(tool, target_tool, spec, spec):
+            continue
+        target = spec.qualified_tool_name(target_tool.name)
+        if target == source:
+            continue
+        link = _state_link(spec, target_tool, outputs, record_fields)
+        if link is None:
+            continue
+        parameter, path = link
+        graph.add_edge(source, target, key=f"state:{parameter}:{path}", kind="state",
+                       type=entity_ref(spec.id, tool.entity), parameter=parameter, output_path=path,
+                       cross_service=False)
+
+
+def _state_link(spec: ServiceSpec, target: ToolSpec, outputs: dict[str, str],
+                record_fields: set[str]) -> tuple[str, str] | None:
+    """(parameter of ``target`` that finds the record, output path that fills it), or None."""
+    key = spec.key_parameter(target)
+    if key is not None and "id" in outputs:
+        return key, "id"
+    params = target.parameter_properties()
+    if target.effect == Effect.LIST:
+        filters = sorted((p for p in params if p in record_fields and p in outputs),
+                         key=lambda p: (not carries_information(outputs[p]), p))
+        return (filters[0], filters[0]) if filters else None
+    if target.effect == Effect.SEARCH and "query" in params:
+        entity = spec.entity(target.entity or "")
+        for wanted in SEARCH_FIELD_TYPES:
+            field = next((f for f in entity.fields
+                          if f.json_type == "string" and f.required and f.enum is None
+                          and f.type == wanted and f.name in record_fields), None)
+            if field is not None:
+                return "query", field.name
+    return None
+
+
+def graph_tables(graph: nx.MultiDiGraph) -> tuple[pl.DataFrame, pl.DataFrame]:
+    """(nodes, edges) as polars tables with fixed schemas."""
+    nodes = [
+        {"qualified_name": name, "service_id": data["service_id"], "tool": data["tool"],
+         "domain": data["domain"],
+         "effect": data["effect"], "entity": data["entity"], "changes_state": data["changes_state"],
+         "code": data["code"], "in_degree": graph.in_degree(name), "out_degree": graph.out_degree(name)}
+        for name, data in sorted(graph.nodes(data=True))
+    ]
+    edges = [
+        {"source": u, "target": v, "source_service": graph.nodes[u]["service_id"],
+         "target_service": graph.nodes[v]["service_id"], "kind": d["kind"], "type": d["type"],
+         "parameter": d["parameter"], "output_path": d["output_path"], "cross_service": d["cross_service"]}
+        for u, v, d in sorted(graph.edges(data=True), key=_edge_order)
+    ]
+    return pl.DataFrame(nodes, schema=NODE_SCHEMA), pl.DataFrame(edges, schema=EDGE_SCHEMA)
+
+
+def _edge_order(edge: tuple[str, str, dict[str, Any]]) -> tuple[str, ...]:
+    u, v, data = edge
+    return u, v, data["kind"], data["parameter"], data["output_path"]
+
+
+def graph_statistics(graph: nx.MultiDiGraph) -> dict[str, object]:
+    n_edges = graph.number_of_edges()
+    kinds = Counter(d["kind"] for _, _, d in graph.edges(data=True))
+    cross = sum(1 for _, _, d in graph.edges(data=True) if d["cross_service"])
+    components = sorted((len(c) for c in nx.weakly_connected_components(graph)), reverse=True)
+    out_degrees = [d for _, d in graph.out_degree()]
+    in_degrees = [d for _, d in graph.in_degree()]
+    services = sorted({d["service_id"] for _, d in graph.nodes(data=True)})
+    return {
+        "nodes": graph.number_of_nodes(),
+        "edges": n_edges,
+        "edges_by_kind": dict(sorted(kinds.items())),
+        "cross_service_edges": cross,
+        "cross_service_share": round(cross / n_edges, 4) if n_edges else 0.0,
+        "largest_wcc": components[0] if components else 0,
+        "components": len(components),
+        "isolated_nodes": sum(1 for n in graph if graph.degree(n) == 0),
+        "out_degree": _summary(out_degrees),
+        "in_degree": _summary(in_degrees),
+        "services": len(services),
+        "service_pairs_connected": service_level_graph(graph).number_of_edges(),
+    }
+
+
+def _summary(values: list[int]) -> dict[str, float]:
+    if not values:
+        return {"mean": 0.0, "median": 0.0, "max": 0.0}
+    return {"mean": round(statistics.fmean(values), 2), "median": float(statistics.median(values)),
+            "max": float(max(values))}
+
+
+def service_level_graph(graph: nx.MultiDiGraph) -> nx.DiGraph:
+    """Services as nodes; an edge per ordered pair of services joined by cross-service tool edges.
+
+    Edge attribute ``weight`` counts the tool edges, ``types`` lists the types they carry.
+    """
+    services = nx.DiGraph()
+    for _, data in graph.nodes(data=True):
+        services.add_node(data["service_id"], domain=data["domain"])
+    for u, v, data in graph.edges(data=True):
+        if not data["cross_service"]:
+            continue
+        a, b = graph.nodes[u]["service_id"], graph.nodes[v]["service_id"]
+        if services.has_edge(a, b):
+            services[a][b]["weight"] += 1
+            services[a][b]["types"].add(data["type"])
+        else:
+            services.add_edge(a, b, weight=1, types={data["type"]})
+    for _, _, data in services.edges(data=True):
+        data["types"] = sorted(data["types"])
+    return services
+
+
+def service_graph_mermaid(graph: nx.MultiDiGraph) -> str:
+    """A Mermaid flowchart of the service-level graph (edge labels: number of tool edges).
+
+    Node ids get an ``svc_`` prefix so that no service id collides with Mermaid keywords (``end``).
+    """
+    services = service_level_graph(graph)
+    lines = ["flowchart LR"]
+    for service_id, data in sorted(services.nodes(data=True)):
+        lines.append(f'    svc_{service_id}["{service_id} ({data["domain"]})"]')
+    for a, b, data in sorted(services.edges(data=True)):
+        lines.append(f"    svc_{a} -->|{data['weight']}| svc_{b}")
+    return "\n".join(lines) + "\n"

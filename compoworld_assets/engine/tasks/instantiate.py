@@ -1,0 +1,276 @@
+"""From a plan to a task: a seeded world, real user-known values, an instruction, house rules, a rubric.
+
+The world holds the plan's services plus a few distractor services, all seeded from one
+:class:`~compoworld_assets.engine.library.seeding.Population`. User-known bindings get values
+drawn from that world (so the customer's email really is a customer's email). The gold run of
+the plan on a runtime gives the values the rubric checks.
+"""
+
+from __future__ import annotations
+
+import random
+from collections import Counter
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from compoworld_assets.engine.canonical import content_hash
+from compoworld_assets.engine.library.builder import snake_case
+from compoworld_assets.engine.library.seeding import DEFAULT_ROWS, seed_world
+from compoworld_assets.engine.runtime.state import WorldState
+from compoworld_assets.engine.service_build import BuiltService
+from compoworld_assets.engine.specs.model import Effect, ServiceSpec
+from compoworld_assets.engine.tasks.instructions import InstructionWriter, TemplateWriter
+from compoworld_assets.engine.tasks.model import ArgBinding, Plan, PlanStep, Split, Task, ToolCallRecord
+from compoworld_assets.engine.tasks.plan_exec import PlanExecutionError, WorldRuntimeLike, execute_plan
+from compoworld_assets.engine.tasks.rubrics import GoldRun, RecordRef, build_rubric
+from compoworld_assets.engine.tasks.sampling import crosses_services
+from compoworld_assets.engine.types import is_entity_ref, parse_entity_ref
+
+COLLATERAL_RULE = "Change only what this request needs; leave every other record exactly as it is."
+READ_EFFECTS = frozenset({Effect.READ, Effect.LIST, Effect.SEARCH})
+
+
+@dataclass(frozen=True)
+class TaskConfig:
+    min_distractors: int = 2
+    max_distractors: int = 4
+    rows_per_entity: int = DEFAULT_ROWS
+    traps: bool = True
+    draws: int = 8
+    today: str = "2026-06-01"
+
+
+class TaskGenerationError(RuntimeError):
+    """The plan cannot become a task in this world (no value to draw, a gold step failed...)."""
+
+
+def specs_by_id(services: Mapping[str, ServiceSpec | BuiltService]) -> dict[str, ServiceSpec]:
+    return {sid: s.spec if isinstance(s, BuiltService) else s for sid, s in services.items()}
+
+
+def task_id_for(plan: Plan, seed: int) -> str:
+    return "task_" + content_hash(["task", plan.plan_hash(), seed])[:16]
+
+
+def draft_task(plan: Plan, services: Mapping[str, ServiceSpec | BuiltService], seed: int,
+               split: Split = "train", writer: InstructionWriter | None = None,
+               config: TaskConfig = TaskConfig(), draw: int = 0) -> Task:
+    """A task without rubric or trap: world, resolved plan, report fields, instruction.
+
+    ``draw`` selects another seeded choice of user-known values in the same world.
+    """
+    specs = specs_by_id(services)
+    task = _draft(plan, specs, seed, split, config, draw)
+    task.instruction = (writer or TemplateWriter()).write(task, specs)
+    return task
+
+
+def _world(plan: Plan, specs: Mapping[str, ServiceSpec], seed: int,
+           config: TaskConfig) -> tuple[list[str], WorldState]:
+    """The distractor services and the seeded initial world of a plan's task."""
+    rng = random.Random(f"distractors:{seed}:{plan.plan_hash()}")
+    others = sorted(set(specs) - set(plan.services))
+    count = min(len(others), rng.randint(config.min_distractors, config.max_distractors))
+    distractors = sorted(rng.sample(others, count))
+    world = seed_world([specs[s] for s in plan.services + distractors], seed, config.rows_per_entity)
+    return distractors, world
+
+
+def _draft(plan: Plan, specs: Mapping[str, ServiceSpec], seed: int, split: Split, config: TaskConfig,
+           draw: int, world: tuple[list[str], WorldState] | None = None) -> Task:
+    distractors, world_state = world or _world(plan, specs, seed, config)
+    world_state = world_state.snapshot()
+    needed = plan.services
+    rng = random.Random(f"task:{seed}:{plan.plan_hash()}:{draw}")
+    resolved = Plan(steps=[_resolve_step(step, plan, world_state, specs, rng) for step in plan.steps])
+    report_sources = _report_sources(resolved, specs)
+    return Task(
+        task_id=task_id_for(plan, seed), seed=seed, split=split, domain=_domain(resolved, specs),
+        services=needed, distractor_services=distractors, initial_state=world_state, instruction="",
+        house_rules=[COLLATERAL_RULE], report_fields=list(report_sources), report_sources=report_sources,
+        plan=resolved, rubric=[], capabilities=_capabilities(resolved, specs),
+        difficulty=_difficulty(resolved, specs, distractors), today=config.today,
+    )
+
+
+def instantiate_task(plan: Plan, services: Mapping[str, ServiceSpec | BuiltService], seed: int,
+                     split: Split, runtime_for: Callable[[Task], WorldRuntimeLike],
+                     writer: InstructionWriter | None = None, config: TaskConfig = TaskConfig()) -> Task:
+    """A complete task: a draft whose gold run on ``runtime_for(draft)`` succeeds, with its rubric.
+
+    Up to ``config.draws`` drafts are tried (other user-known values): the gold run must succeed
+    and every update step must change its record. Raises :class:`TaskGenerationError` otherwise.
+    """
+    specs = specs_by_id(services)
+    problems: list[str] = []
+    world = _world(plan, specs, seed, config)
+    for attempt in range(config.draws):
+        task = _draft(plan, specs, seed, split, config, attempt, world)
+        try:
+            calls, final, answer = execute_plan(task, runtime_for(task))
+        except PlanExecutionError as exc:
+            problems.append(str(exc))
+            continue
+        idle = _idle_writes(task, specs, calls)
+        if not idle:
+            return _complete(task, specs, GoldRun(calls, final, answer), writer or TemplateWriter(), config)
+        problems.append(f"steps {idle} change nothing")
+    raise TaskGenerationError(
+        f"no draw of user-known values works ({config.draws} tried); last: {problems[-1]}")
+
+
+def _idle_writes(task: Task, specs: Mapping[str, ServiceSpec], calls: list[ToolCallRecord]) -> list[int]:
+    """Update steps that leave the fields they set as they were initially (a no-op the rubric cannot see)."""
+    idle = []
+    for step, call in zip(task.plan.steps, calls, strict=True):
+        spec = specs[step.service_id]
+        tool = spec.tool(step.tool)
+        data = call.result.get("data")
+        if tool.effect != Effect.UPDATE or not isinstance(data, dict):
+            continue
+        rows = task.initial_state.services[step.service_id].tables.get(tool.entity or "", {})
+        before = rows.get(data.get("id"))
+        names = {f.name for f in spec.entity(tool.entity or "").fields}
+        fields = (set(call.arguments) | set(tool.sets)) & names
+        if before is not None and all(before.get(f) == data.get(f) for f in fields):
+            idle.append(step.index)
+    return idle
+
+
+def _complete(task: Task, specs: Mapping[str, ServiceSpec], gold: GoldRun, writer: InstructionWriter,
+              config: TaskConfig) -> Task:
+    final = gold.final_state
+    traps = _choose_traps(task, specs, final) if config.traps else []
+    house_rules = task.house_rules + [
+        f"Do not modify or delete {t.entity} {t.id} in {specs[t.service].name} ({t.service}); it is on hold."
+        for t in traps
+    ]
+    capabilities = sorted(set(task.capabilities) | ({"house-rules"} if traps else set()))
+    task = task.model_copy(update={"house_rules": house_rules, "capabilities": capabilities})
+    task.rubric = build_rubric(task, specs, gold, traps)
+    task.instruction = writer.write(task, specs)
+    return task
+
+
+def _resolve_step(step: PlanStep, plan: Plan, world: WorldState, specs: Mapping[str, ServiceSpec],
+                  rng: random.Random) -> PlanStep:
+    args = {}
+    for name, binding in step.args.items():
+        if binding.kind == "user_known":
+            candidates = _world_values(binding, step, plan, world, specs)
+            if not candidates:
+                raise TaskGenerationError(
+                    f"step {step.index} {name}: the world has no value for {binding.path or binding.type}")
+            binding = binding.model_copy(update={"value": rng.choice(candidates)})
+        args[name] = binding
+    return step.model_copy(update={"args": args})
+
+
+def _world_values(binding: ArgBinding, step: PlanStep, plan: Plan, world: WorldState,
+                  specs: Mapping[str, ServiceSpec]) -> list[Any]:
+    """Real values for a user-known binding: from the named table field, else any value of its type."""
+    if binding.path:
+        service_id, entity, field = binding.path.split(".")
+        if service_id in world.services:
+            rows = world.services[service_id].tables.get(entity, {})
+            return [rows[r][field] for r in sorted(rows) if rows[r].get(field) not in (None, "")]
+    if binding.type is None:
+        return []
+    order = [step.service_id] + [s for s in plan.services if s != step.service_id] + sorted(world.services)
+    for service_id in dict.fromkeys(order):
+        if service_id in world.services:
+            found = _typed_values(specs[service_id], world, binding.type)
+            if found:
+                return found
+    return []
+
+
+def _typed_values(spec: ServiceSpec, world: WorldState, type_name: str) -> list[Any]:
+    tables = world.services[spec.id].tables
+    found: set[Any] = set()
+    if is_entity_ref(type_name) and parse_entity_ref(type_name)[0] == spec.id:
+        found |= set(tables.get(parse_entity_ref(type_name)[1], {}))
+    for entity in spec.entities:
+        for field in entity.fields:
+            if field.type == type_name:
+                found |= {r[field.name] for r in tables.get(entity.name, {}).values()
+                          if isinstance(r.get(field.name), str) and r[field.name]}
+    return sorted(found)
+
+
+def _report_sources(plan: Plan, specs: Mapping[str, ServiceSpec]) -> dict[str, ArgBinding]:
+    """The id (and for look-ups one telling field) of the record the last step returns."""
+    last = plan.steps[-1]
+    spec = specs[last.service_id]
+    tool = spec.tool(last.tool)
+    if tool.entity is None or tool.effect == Effect.DELETE:
+        return {}
+    prefix = "items[0]." if tool.effect in (Effect.LIST, Effect.SEARCH) else ""
+    noun = snake_case(tool.entity)
+    sources = {f"{noun}_id": ArgBinding(kind="step_output", step=last.index, path=f"{prefix}id")}
+    if tool.effect in READ_EFFECTS:
+        fields = spec.entity(tool.entity).fields
+        telling = next((f for f in fields if f.required and f.type == "money"), None) or next(
+            (f for f in fields if f.required and f.enum), None)
+        if telling is not None:
+            name = telling.name if telling.name.startswith(noun) else f"{noun}_{telling.name}"
+            sources[name] = ArgBinding(kind="step_output", step=last.index, path=f"{prefix}{telling.name}",
+                                       type=telling.type)
+    return sources
+
+
+def _domain(plan: Plan, specs: Mapping[str, ServiceSpec]) -> str:
+    counts = Counter(specs[s.service_id].domain for s in plan.steps)
+    top = max(counts.values())
+    return "+".join(sorted(d for d, c in counts.items() if c == top))
+
+
+def _writes(plan: Plan, specs: Mapping[str, ServiceSpec]) -> list[PlanStep]:
+    return [s for s in plan.steps if specs[s.service_id].tool(s.tool).changes_state]
+
+
+def _capabilities(plan: Plan, specs: Mapping[str, ServiceSpec]) -> list[str]:
+    found = set()
+    flows = [(plan.steps[b.step], step) for step in plan.steps for b in step.args.values()
+             if b.kind == "step_output" and b.step is not None]
+    if flows:
+        found.add("sequential-dependency")
+    if crosses_services(plan):
+        found.add("cross-env-data-flow")
+    if any(a.service_id != b.service_id and specs[b.service_id].tool(b.tool).changes_state for a, b in flows):
+        found.add("cross-service-constraint")
+    if len({s.service_id for s in _writes(plan, specs)}) > 1:
+        found.add("multi-service-write")
+    if any(specs[s.service_id].tool(s.tool).effect in (Effect.LIST, Effect.SEARCH) for s in plan.steps):
+        found.add("lookup")
+    return sorted(found)
+
+
+def _difficulty(plan: Plan, specs: Mapping[str, ServiceSpec], distractors: list[str]) -> dict[str, Any]:
+    bindings = [b for s in plan.steps for b in s.args.values()]
+    length, services = len(plan.steps), len(plan.services)
+    return {
+        "length": length,
+        "services": services,
+        "write_steps": len(_writes(plan, specs)),
+        "step_output_bindings": sum(b.kind == "step_output" for b in bindings),
+        "user_known_values": sum(b.kind == "user_known" for b in bindings),
+        "distractors": len(distractors),
+        "level": "easy" if length + services <= 4 else "medium" if length + services <= 7 else "hard",
+    }
+
+
+def _choose_traps(task: Task, specs: Mapping[str, ServiceSpec], final: WorldState) -> list[RecordRef]:
+    """One record, in a table the plan writes to, that the gold run leaves alone."""
+    rng = random.Random(f"trap:{task.task_id}")
+    touched = {(c.service, c.entity, c.id) for c in task.initial_state.diff(final)}
+    tables = sorted({(s.service_id, specs[s.service_id].tool(s.tool).entity or "")
+                     for s in _writes(task.plan, specs)})
+    rng.shuffle(tables)
+    for service_id, entity in tables:
+        rows = task.initial_state.services[service_id].tables.get(entity, {})
+        candidates = sorted(r for r in rows if (service_id, entity, r) not in touched)
+        if candidates:
+            return [RecordRef(service=service_id, entity=entity, id=rng.choice(candidates))]
+    return []

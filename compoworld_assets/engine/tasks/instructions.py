@@ -1,0 +1,117 @@
+"""Instruction writers: what the user asks, given what they know, without the intermediate values.
+
+:class:`TemplateWriter` is offline and deterministic: one numbered sentence per plan step,
+naming the values the user knows (and the constants they want), pointing to earlier steps for
+values the agent has to find, and ending with the fields to report. :class:`LLMWriter` asks a
+model (through litellm, imported lazily) to rewrite that text naturally and falls back to the
+template when the rewrite drops a value the agent needs.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable, Mapping
+from typing import Any, Protocol
+
+from compoworld_assets.engine.specs.model import ServiceSpec
+from compoworld_assets.engine.tasks.model import ArgBinding, PlanStep, Task
+
+REWRITE_PROMPT = (
+    "Rewrite the following task as a request a user would type to an assistant that can use the named "
+    "services. Keep every value in double quotes exactly as written (you may drop the quotes), keep the "
+    "order of the work, do not add new facts or values, and keep the last sentence about what to report. "
+    "Answer with the request only.\n\n{text}"
+)
+
+
+class InstructionWriter(Protocol):
+    name: str
+
+    def write(self, task: Task, specs: Mapping[str, ServiceSpec]) -> str:
+        """The instruction for ``task`` (its plan, report fields and today's date are set)."""
+
+
+def stated_values(task: Task) -> list[str]:
+    """The literal values the instruction must contain: every user-known and constant argument."""
+    found: list[str] = []
+    for step in task.plan.steps:
+        for binding in step.args.values():
+            if binding.kind != "step_output":
+                text = _literal(binding.value)
+                if text not in found:
+                    found.append(text)
+    return found
+
+
+class TemplateWriter:
+    name = "template"
+
+    def write(self, task: Task, specs: Mapping[str, ServiceSpec]) -> str:
+        lines = [f"Today is {task.today}. Please do the following:"]
+        lines += [_step_sentence(step, specs[step.service_id]) for step in task.plan.steps]
+        if task.report_fields:
+            lines.append("When you are done, report " + ", ".join(task.report_fields)
+                         + " in your final answer as a JSON object with exactly these keys.")
+        return "\n".join(lines)
+
+
+class LLMWriter:
+    """Rewrites the template instruction with a model.
+
+    ``completion`` defaults to ``litellm.completion`` (imported on first use); ``completion_kwargs``
+    go to it (``mock_response`` makes litellm answer offline).
+    """
+
+    name = "llm"
+
+    def __init__(self, model: str, completion: Callable[..., Any] | None = None,
+                 **completion_kwargs: Any) -> None:
+        self.model = model
+        self.completion = completion
+        self.completion_kwargs = completion_kwargs
+        self.template = TemplateWriter()
+
+    def write(self, task: Task, specs: Mapping[str, ServiceSpec]) -> str:
+        if self.completion is None:
+            import litellm
+
+            self.completion = litellm.completion
+        text = self.template.write(task, specs)
+        response = self.completion(
+            model=self.model,
+            messages=[{"role": "user", "content": REWRITE_PROMPT.format(text=text)}],
+            temperature=0,
+            **self.completion_kwargs,
+        )
+        rewritten = (response.choices[0].message.content or "").strip()
+        if not rewritten or not keeps_values(rewritten, task):
+            return text
+        return rewritten
+
+
+def keeps_values(text: str, task: Task) -> bool:
+    """Whether ``text`` mentions every value the agent must be told, and every report field."""
+    folded = text.casefold()
+    return (all(value.casefold() in folded for value in stated_values(task))
+            and all(name.casefold() in folded for name in task.report_fields))
+
+
+def _step_sentence(step: PlanStep, spec: ServiceSpec) -> str:
+    action = step.tool.replace("_", " ")
+    details = [_argument_phrase(name, binding) for name, binding in sorted(step.args.items())]
+    suffix = f" with {'; '.join(details)}" if details else ""
+    return f"{step.index + 1}. In {spec.name} ({spec.id}), {action}{suffix}."
+
+
+def _argument_phrase(name: str, binding: ArgBinding) -> str:
+    label = name.replace("_", " ")
+    if binding.kind == "step_output":
+        source = (binding.path or "result").replace("items[0].", "first result's ").replace("_", " ")
+        return f"{label} = the {source} from step {(binding.step or 0) + 1}"
+    return f'{label} "{_literal(binding.value)}"'
+
+
+def _literal(value: Any) -> str:
+    if isinstance(value, str):
+        return value
+    return json.dumps(value, sort_keys=True)

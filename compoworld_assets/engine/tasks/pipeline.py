@@ -1,0 +1,90 @@
+"""The task factory end to end: graph → walks → tasks → rubrics → verifier gate.
+
+Only built services can be mounted, so the graph and the walks cover the services in
+``built``; world-model tools are never walked (plans must replay deterministically).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+
+from compoworld_assets.engine.canonical import content_hash
+from compoworld_assets.engine.runtime.service_runtime import RuntimePool, ServiceMount, WorldRuntime
+from compoworld_assets.engine.service_build import BuiltService
+from compoworld_assets.engine.specs.model import ServiceSpec
+from compoworld_assets.engine.tasks.gate import QuarantinedTask, self_test
+from compoworld_assets.engine.tasks.graph import build_dependency_graph
+from compoworld_assets.engine.tasks.instantiate import (
+    TaskConfig,
+    TaskGenerationError,
+    instantiate_task,
+    task_id_for,
+)
+from compoworld_assets.engine.tasks.instructions import InstructionWriter
+from compoworld_assets.engine.tasks.model import Plan, Task
+from compoworld_assets.engine.tasks.plan_exec import PlanExecutionError
+from compoworld_assets.engine.tasks.sampling import WalkConfig, sample_plans
+from compoworld_assets.engine.tasks.splits import HELDOUT_FRACTION, RL_FRACTION, assign_split
+
+
+@dataclass(frozen=True)
+class GenerationConfig:
+    walk: WalkConfig = field(default_factory=WalkConfig)
+    task: TaskConfig = field(default_factory=TaskConfig)
+    heldout_fraction: float = HELDOUT_FRACTION
+    rl_fraction: float = RL_FRACTION
+    split_salt: str = ""
+
+
+def task_seed(seed: int, plan: Plan) -> int:
+    """Each task's world seed, from the run seed and the plan (independent of sampling order)."""
+    return int(content_hash(["task-seed", seed, plan.plan_hash()])[:8], 16)
+
+
+def generate_tasks(specs: Iterable[ServiceSpec], built: Mapping[str, BuiltService], seed: int, n: int,
+                   config: GenerationConfig = GenerationConfig(), writer: InstructionWriter | None = None,
+                   pool: RuntimePool | None = None) -> tuple[list[Task], list[QuarantinedTask]]:
+    """Sample ``n`` plans and turn each into a gated task; returns (tasks, quarantined).
+
+    Without ``pool`` one is created (with the offline world model, for mounted services that have
+    world-model tools) and closed at the end.
+    """
+    usable = [s for s in specs if s.id in built]
+    graph = build_dependency_graph(usable, {sid: b.implementation for sid, b in built.items()})
+    plans = sample_plans(graph, usable, seed, n, config.walk)
+    own_pool = pool is None
+    if pool is None:
+        from compoworld_assets.engine.world_model.offline import OfflineWorldModel
+
+        pool = RuntimePool(world_model=OfflineWorldModel())
+    tasks: list[Task] = []
+    quarantined: list[QuarantinedTask] = []
+
+    def runtime_for(task: Task) -> WorldRuntime:
+        mounts = [ServiceMount(built[s].spec, built[s].module, built[s].implementation)
+                  for s in task.services + task.distractor_services]
+        return pool.world(mounts, task.initial_state)
+
+    try:
+        for plan in plans:
+            seed_for_task = task_seed(seed, plan)
+            split = assign_split(plan.services, task_id_for(plan, seed_for_task), config.split_salt,
+                                 config.heldout_fraction, config.rl_fraction)
+            try:
+                task = instantiate_task(plan, built, seed_for_task, split, runtime_for, writer, config.task)
+            except (TaskGenerationError, PlanExecutionError) as exc:
+                quarantined.append(QuarantinedTask(task_id=task_id_for(plan, seed_for_task),
+                                                   plan_hash=plan.plan_hash(), stage="instantiate",
+                                                   reason=str(exc)))
+                continue
+            result = self_test(task, runtime_for(task))
+            if result.passed:
+                tasks.append(task)
+            else:
+                quarantined.append(QuarantinedTask(task_id=task.task_id, plan_hash=plan.plan_hash(),
+                                                   stage="gate", reason="; ".join(result.reasons), task=task))
+    finally:
+        if own_pool:
+            pool.close()
+    return tasks, quarantined

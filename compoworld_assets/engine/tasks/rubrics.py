@@ -1,0 +1,246 @@
+"""Executable rubrics: criteria derived from the plan and its gold run, and their evaluator.
+
+Checks are declarative data (``check["op"]``):
+
+* ``record_exists`` (state, create steps): a record of ``service``/``entity`` that is not in the
+  initial state and whose fields equal ``match``;
+* ``field_equals`` (state, update steps): record ``id`` has the ``fields`` values;
+* ``record_absent`` (state, delete steps): record ``id`` is gone;
+* ``answer_equals`` (answer): the final answer's ``field`` equals ``value``;
+* ``no_collateral`` (negative): every change between the initial and final state is one the
+  gold run made: changed/removed records in ``changed``, and at most ``added[service/entity]``
+  new records per table;
+* ``record_unchanged`` (negative, traps): record ``id`` still hashes to ``record_hash``.
+
+Values compare after normalisation (:func:`same_value`): numbers within a cent, strings
+case- and whitespace-insensitively.
+
+Scoring (:func:`rubric_score`): the weighted fraction of *positive* (state and answer)
+criteria passed, multiplied by zero if any negative criterion fails. Negative criteria pass
+when nothing happens, so they act only as penalties: an agent that does nothing scores 0.
+"""
+
+from __future__ import annotations
+
+import math
+from collections import Counter
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from compoworld_assets.engine.canonical import canonical_json, content_hash
+from compoworld_assets.engine.runtime.state import WorldState
+from compoworld_assets.engine.specs.model import Effect, ServiceSpec
+from compoworld_assets.engine.tasks.model import Criterion, CriterionResult, Task, ToolCallRecord
+
+POSITIVE_KINDS = frozenset({"state", "answer"})
+MONEY_TOLERANCE = 0.005
+
+
+@dataclass(frozen=True)
+class GoldRun:
+    calls: list[ToolCallRecord]
+    final_state: WorldState
+    answer: dict[str, Any]
+
+
+@dataclass(frozen=True)
+class RecordRef:
+    service: str
+    entity: str
+    id: str
+
+
+def same_value(expected: Any, actual: Any) -> bool:
+    """Equality after normalisation: numbers (also numeric strings) within a cent, strings casefolded."""
+    if isinstance(expected, bool) or isinstance(actual, bool):
+        return str(expected).strip().lower() == str(actual).strip().lower()
+    if isinstance(expected, (int, float)):
+        number = _as_number(actual)
+        return number is not None and math.isclose(float(expected), number, rel_tol=1e-9,
+                                                   abs_tol=MONEY_TOLERANCE)
+    if isinstance(expected, str):
+        return isinstance(actual, (str, int, float)) and _text(expected) == _text(str(actual))
+    return canonical_json(expected) == canonical_json(actual)
+
+
+def _as_number(value: Any) -> float | None:
+    if isinstance(value, bool):
+        return None
+    if isinstance(value, (int, float)):
+        return float(value)
+    if isinstance(value, str):
+        try:
+            return float(value.strip().replace(",", ""))
+        except ValueError:
+            return None
+    return None
+
+
+def _text(value: str) -> str:
+    return " ".join(value.split()).casefold()
+
+
+def build_rubric(task: Task, specs: Mapping[str, ServiceSpec], gold: GoldRun,
+                 traps: Iterable[RecordRef] = ()) -> list[Criterion]:
+    """Criteria for ``task`` from its plan and gold run; ``traps`` are records that must stay untouched."""
+    criteria: list[Criterion] = []
+    for step, call in zip(task.plan.steps, gold.calls, strict=True):
+        spec = specs[step.service_id]
+        tool = spec.tool(step.tool)
+        if not tool.changes_state or tool.entity is None:
+            continue
+        criterion = _state_criterion(step.index, spec, tool.entity, tool.effect, tool.sets, call,
+                                     gold.final_state)
+        if criterion is not None:
+            criteria.append(criterion)
+    for name in task.report_fields:
+        if name in gold.answer:
+            check = {"op": "answer_equals", "field": name, "value": gold.answer[name]}
+            criteria.append(Criterion(id=f"answer_{name}", kind="answer", description=f"reports {name}",
+                                      check=check))
+    criteria.append(_collateral_criterion(task.initial_state, gold.final_state))
+    for trap in traps:
+        record = task.initial_state.services[trap.service].tables[trap.entity][trap.id]
+        criteria.append(Criterion(
+            id=f"trap_{trap.service}_{trap.entity}_{trap.id}", kind="negative",
+            description=f"leaves {trap.service} {trap.entity} {trap.id} untouched (house rule)",
+            check={"op": "record_unchanged", "service": trap.service, "entity": trap.entity, "id": trap.id,
+                   "record_hash": content_hash(record)}))
+    return criteria
+
+
+def _state_criterion(index: int, spec: ServiceSpec, entity: str, effect: Effect | None, sets: dict[str, Any],
+                     call: ToolCallRecord, final: WorldState) -> Criterion | None:
+    data = call.result.get("data") if call.result.get("success") else None
+    table = final.services.get(spec.id)
+    rows = table.tables.get(entity, {}) if table else {}
+    names = {f.name for f in spec.entity(entity).fields}
+    touched = sorted((set(call.arguments) | set(sets)) & names)
+    base = {"service": spec.id, "entity": entity}
+    if effect == Effect.DELETE:
+        record_id = call.arguments.get(spec.key_parameter(spec.tool(call.tool)) or "")
+        return Criterion(id=f"step{index}_deleted", kind="state",
+                         description=f"step {index}: {entity} {record_id} is deleted in {spec.id}",
+                         check={"op": "record_absent", **base, "id": record_id})
+    record_id = data.get("id") if isinstance(data, dict) else None
+    final_record = rows.get(record_id) if isinstance(record_id, str) else None
+    if final_record is None:
+        return None
+    fields = {name: final_record.get(name) for name in touched}
+    if effect == Effect.CREATE:
+        return Criterion(id=f"step{index}_created", kind="state",
+                         description=f"step {index}: a new {entity} in {spec.id} with {fields}",
+                         check={"op": "record_exists", **base, "match": fields, "new": True})
+    return Criterion(id=f"step{index}_updated", kind="state",
+                     description=f"step {index}: {entity} {record_id} in {spec.id} has {fields}",
+                     check={"op": "field_equals", **base, "id": record_id, "fields": fields})
+
+
+def _collateral_criterion(initial: WorldState, final: WorldState) -> Criterion:
+    changes = initial.diff(final)
+    changed = sorted([c.service, c.entity, c.id] for c in changes if c.kind != "added")
+    added = Counter(f"{c.service}/{c.entity}" for c in changes if c.kind == "added")
+    return Criterion(id="no_collateral", kind="negative",
+                     description="changes nothing beyond what the request needs",
+                     check={"op": "no_collateral", "changed": changed, "added": dict(sorted(added.items()))})
+
+
+def evaluate_rubric(task: Task, final_state: WorldState, final_answer: dict) -> list[CriterionResult]:
+    return [evaluate_criterion(c, task.initial_state, final_state, final_answer) for c in task.rubric]
+
+
+def evaluate_criterion(criterion: Criterion, initial: WorldState, final: WorldState,
+                       answer: dict[str, Any]) -> CriterionResult:
+    check = criterion.check
+    evaluator = _EVALUATORS.get(check.get("op", ""))
+    if evaluator is None:
+        return CriterionResult(id=criterion.id, passed=False, detail=f"unknown check op {check.get('op')!r}")
+    passed, detail = evaluator(check, initial, final, answer)
+    return CriterionResult(id=criterion.id, passed=passed, detail=detail)
+
+
+def rubric_score(task: Task, results: list[CriterionResult]) -> float:
+    """Weighted fraction of positive criteria passed; 0 when any negative criterion fails."""
+    by_id = {r.id: r.passed for r in results}
+    if any(c.kind == "negative" and not by_id.get(c.id, False) for c in task.rubric):
+        return 0.0
+    positive = [c for c in task.rubric if c.kind in POSITIVE_KINDS]
+    total = sum(c.weight for c in positive)
+    if total <= 0:
+        return 0.0
+    return sum(c.weight for c in positive if by_id.get(c.id, False)) / total
+
+
+def _rows(state: WorldState, service: str, entity: str) -> dict[str, dict[str, Any]]:
+    service_state = state.services.get(service)
+    return service_state.tables.get(entity, {}) if service_state else {}
+
+
+def _record_exists(check: dict[str, Any], initial: WorldState, final: WorldState,
+                   answer: dict[str, Any]) -> tuple[bool, str]:
+    before = _rows(initial, check["service"], check["entity"]) if check.get("new") else {}
+    for record_id, record in sorted(_rows(final, check["service"], check["entity"]).items()):
+        if record_id in before:
+            continue
+        if all(same_value(value, record.get(name)) for name, value in check["match"].items()):
+            return True, f"found {record_id}"
+    return False, f"no {'new ' if check.get('new') else ''}{check['entity']} matches {check['match']}"
+
+
+def _field_equals(check: dict[str, Any], initial: WorldState, final: WorldState,
+                  answer: dict[str, Any]) -> tuple[bool, str]:
+    record = _rows(final, check["service"], check["entity"]).get(check["id"])
+    if record is None:
+        return False, f"{check['entity']} {check['id']} does not exist"
+    wrong = {name: record.get(name) for name, value in check["fields"].items()
+             if not same_value(value, record.get(name))}
+    return (not wrong, "fields match" if not wrong else f"differs: {wrong}")
+
+
+def _record_absent(check: dict[str, Any], initial: WorldState, final: WorldState,
+                   answer: dict[str, Any]) -> tuple[bool, str]:
+    present = check["id"] in _rows(final, check["service"], check["entity"])
+    return (not present, "still present" if present else "absent")
+
+
+def _answer_equals(check: dict[str, Any], initial: WorldState, final: WorldState,
+                   answer: dict[str, Any]) -> tuple[bool, str]:
+    if check["field"] not in answer:
+        return False, f"{check['field']!r} not reported"
+    given = answer[check["field"]]
+    return (same_value(check["value"], given), f"reported {given!r}")
+
+
+def _no_collateral(check: dict[str, Any], initial: WorldState, final: WorldState,
+                   answer: dict[str, Any]) -> tuple[bool, str]:
+    allowed = {tuple(item) for item in check["changed"]}
+    added: Counter[str] = Counter()
+    unexpected: list[str] = []
+    for change in initial.diff(final):
+        if change.kind == "added":
+            added[f"{change.service}/{change.entity}"] += 1
+        elif (change.service, change.entity, change.id) not in allowed:
+            unexpected.append(f"{change.kind} {change.service}/{change.entity}/{change.id}")
+    unexpected += [f"{count} added to {table}" for table, count in sorted(added.items())
+                   if count > check["added"].get(table, 0)]
+    return (not unexpected, "; ".join(unexpected[:5]) or "no collateral changes")
+
+
+def _record_unchanged(check: dict[str, Any], initial: WorldState, final: WorldState,
+                      answer: dict[str, Any]) -> tuple[bool, str]:
+    record = _rows(final, check["service"], check["entity"]).get(check["id"])
+    if record is None:
+        return False, f"{check['entity']} {check['id']} was removed"
+    unchanged = content_hash(record) == check["record_hash"]
+    return unchanged, "unchanged" if unchanged else "modified"
+
+
+_EVALUATORS = {
+    "record_exists": _record_exists,
+    "field_equals": _field_equals,
+    "record_absent": _record_absent,
+    "answer_equals": _answer_equals,
+    "no_collateral": _no_collateral,
+    "record_unchanged": _record_unchanged,
+}

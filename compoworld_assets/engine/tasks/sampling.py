@@ -1,0 +1,280 @@
+"""Seeded random walks over the dependency graph, turned into fully bound plans.
+
+A walk moves along graph edges, preferring edges that cross a service boundary, carry an
+entity reference, lead to a state-changing tool, and have not been used by earlier walks of
+the same batch (coverage); it avoids looking records up by a value that is not a reference
+(an email from one service often matches nothing in another, so the look-up comes back
+empty). Only tools that run as code (node attribute ``code``) are used, so replaying a plan
+is deterministic.
+
+Every required argument of a step is bound (:class:`ArgBinding`):
+
+* the parameter named by the walked edge: ``step_output`` of the previous step at the edge's
+  output path (``items[]`` becomes ``items[0]``);
+* other information-carrying parameters (entity references, emails...): the most recent
+  earlier output of the same type, else ``user_known``. A user-known binding's ``path`` names
+  where instantiation draws the real value from: ``service.Entity.field`` for a record key,
+  a list filter or a search query (so the lookup finds something), or None for "any value of
+  this type in the world";
+* everything else (free text, numbers, enums, dates): a seeded ``constant``.
+
+A list step gets one filter and a plain update one changed field, so neither is a no-op.
+Walks without a ``step_output`` binding that crosses a service boundary are rejected, and
+plans are deduplicated by :meth:`Plan.plan_hash`.
+"""
+
+from __future__ import annotations
+
+import itertools
+import random
+from collections import Counter
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+
+import networkx as nx
+
+from compoworld_assets.engine.specs.model import Effect, ServiceSpec, ToolSpec
+from compoworld_assets.engine.tasks.graph import always_present_paths, carries_information
+from compoworld_assets.engine.tasks.model import ArgBinding, Plan, PlanStep
+from compoworld_assets.engine.types import TYPE_KEY, is_entity_ref
+from compoworld_assets.engine.values import schema_value
+
+EdgeId = tuple[str, str, str]
+
+
+@dataclass(frozen=True)
+class WalkConfig:
+    min_length: int = 2
+    max_length: int = 5
+    min_services: int = 2
+    cross_service_bonus: float = 3.0
+    reference_bonus: float = 2.0
+    write_bonus: float = 1.5
+    uncovered_bonus: float = 2.0
+    value_lookup_factor: float = 0.1
+    stop_probability: float = 0.35
+    require_write: bool = True
+    attempts_per_plan: int = 40
+
+    def __post_init__(self) -> None:
+        if not 1 <= self.min_length <= self.max_length:
+            raise ValueError("need 1 <= min_length <= max_length")
+        if self.min_services < 1:
+            raise ValueError("min_services must be >= 1")
+
+
+@dataclass(frozen=True)
+class _Edge:
+    target: str
+    key: str
+    parameter: str
+    output_path: str
+    type: str
+    cross_service: bool
+
+
+@dataclass
+class _Tool:
+    """What binding needs to know about one tool, computed once per sampling run."""
+
+    service_id: str
+    spec: ServiceSpec
+    tool: ToolSpec
+    key: str | None
+    outputs: list[tuple[str, str]]
+    edges: list[_Edge] = field(default_factory=list)
+
+
+@dataclass
+class _Coverage:
+    edges: Counter[EdgeId] = field(default_factory=Counter)
+    starts: Counter[str] = field(default_factory=Counter)
+
+
+def sample_plans(graph: nx.MultiDiGraph, specs: Iterable[ServiceSpec], seed: int, n: int,
+                 config: WalkConfig = WalkConfig()) -> list[Plan]:
+    """Up to ``n`` distinct plans (fewer only when the attempts run out), deterministic in ``seed``."""
+    tools = _tool_index(graph, specs)
+    starts = sorted(name for name, info in tools.items() if info.edges)
+    if not starts:
+        return []
+    rng = random.Random(f"plans:{seed}")
+    coverage = _Coverage()
+    plans: list[Plan] = []
+    seen: set[str] = set()
+    for _ in range(n * config.attempts_per_plan):
+        if len(plans) >= n:
+            break
+        walk = _walk(tools, starts, coverage, rng, config)
+        plan = _bind(walk, tools, rng) if walk else None
+        if plan is None or not _acceptable(plan, tools, config) or plan.plan_hash() in seen:
+            continue
+        seen.add(plan.plan_hash())
+        plans.append(plan)
+        coverage.starts[walk[0][0]] += 1
+        coverage.edges.update((a[0], b[0], b[1].key) for a, b in itertools.pairwise(walk) if b[1] is not None)
+    return plans
+
+
+def edge_coverage(graph: nx.MultiDiGraph, plans: Iterable[Plan]) -> set[tuple[str, str]]:
+    """The (source tool, target tool) pairs of consecutive plan steps joined by a step-output binding."""
+    covered: set[tuple[str, str]] = set()
+    for plan in plans:
+        for step in plan.steps:
+            for binding in step.args.values():
+                if binding.kind == "step_output" and binding.step is not None:
+                    pair = (plan.steps[binding.step].qualified_name, step.qualified_name)
+                    if graph.has_edge(*pair):
+                        covered.add(pair)
+    return covered
+
+
+def _tool_index(graph: nx.MultiDiGraph, specs: Iterable[ServiceSpec]) -> dict[str, _Tool]:
+    by_id = {s.id: s for s in specs}
+    tools: dict[str, _Tool] = {}
+    for name, data in sorted(graph.nodes(data=True)):
+        spec = by_id.get(data["service_id"])
+        if spec is None or not data["code"]:
+            continue
+        tool = spec.tool(data["tool"])
+        reliable = always_present_paths(tool.returns)
+        outputs = sorted(((p, t) for p, t in tool.output_types().items() if p in reliable),
+                         key=lambda item: ("[]" in item[0], item[0].count("."), item[0]))
+        tools[name] = _Tool(data["service_id"], spec, tool, spec.key_parameter(tool), outputs)
+    for name, info in tools.items():
+        for _, target, key, data in sorted(graph.out_edges(name, keys=True, data=True)):
+            if target in tools and not _finds_nothing(info.tool, tools[target].tool, data["output_path"]):
+                info.edges.append(_Edge(target, key, data["parameter"], data["output_path"], data["type"],
+                                        data["cross_service"]))
+    return tools
+
+
+def _finds_nothing(source: ToolSpec, target: ToolSpec, output_path: str) -> bool:
+    """Listing other records by the id of one just created: nothing can point at it yet."""
+    return source.effect == Effect.CREATE and target.effect in (Effect.LIST, Effect.SEARCH) \
+        and output_path == "id" and target.entity != source.entity
+
+
+def _walk(tools: dict[str, _Tool], starts: list[str], coverage: _Coverage, rng: random.Random,
+          config: WalkConfig) -> list[tuple[str, _Edge | None]]:
+    start = rng.choices(starts, weights=[1.0 / (1 + coverage.starts[s]) for s in starts])[0]
+    walk: list[tuple[str, _Edge | None]] = [(start, None)]
+    visited = {start}
+    while len(walk) < config.max_length:
+        if len(walk) >= config.min_length and rng.random() < config.stop_probability:
+            break
+        current = walk[-1][0]
+        options = [e for e in tools[current].edges if e.target not in visited]
+        if not options:
+            break
+        weights = [_edge_weight(current, e, tools, coverage, config) for e in options]
+        edge = rng.choices(options, weights=weights)[0]
+        walk.append((edge.target, edge))
+        visited.add(edge.target)
+    return walk if len(walk) >= config.min_length else []
+
+
+def _edge_weight(source: str, edge: _Edge, tools: dict[str, _Tool], coverage: _Coverage,
+                 config: WalkConfig) -> float:
+    weight = 1.0
+    if edge.cross_service:
+        weight *= config.cross_service_bonus
+    if is_entity_ref(edge.type):
+        weight *= config.reference_bonus
+    target = tools[edge.target].tool
+    if target.changes_state:
+        weight *= config.write_bonus
+    if target.effect in (Effect.LIST, Effect.SEARCH) and not is_entity_ref(edge.type):
+        weight *= config.value_lookup_factor
+    uses = coverage.edges[(source, edge.target, edge.key)]
+    return weight * (config.uncovered_bonus if uses == 0 else 1.0 / (1 + uses))
+
+
+def _acceptable(plan: Plan, tools: dict[str, _Tool], config: WalkConfig) -> bool:
+    if len(plan.services) < config.min_services:
+        return False
+    if config.require_write and not any(tools[s.qualified_name].tool.changes_state for s in plan.steps):
+        return False
+    return crosses_services(plan)
+
+
+def crosses_services(plan: Plan) -> bool:
+    """Whether some step takes a value produced by a step of another service."""
+    return any(
+        binding.kind == "step_output" and binding.step is not None
+        and plan.steps[binding.step].service_id != step.service_id
+        for step in plan.steps for binding in step.args.values()
+    )
+
+
+def concrete_path(output_path: str) -> str:
+    """An output-types path made addressable: ``items[].id`` → ``items[0].id``."""
+    return output_path.replace("[]", "[0]")
+
+
+def _bind(walk: list[tuple[str, _Edge | None]], tools: dict[str, _Tool], rng: random.Random) -> Plan | None:
+    steps: list[PlanStep] = []
+    for index, (name, edge) in enumerate(walk):
+        info = tools[name]
+        args: dict[str, ArgBinding] = {}
+        if edge is not None:
+            args[edge.parameter] = ArgBinding(kind="step_output", step=index - 1,
+                                              path=concrete_path(edge.output_path), type=edge.type)
+        for parameter in _parameters_to_bind(info, args, rng):
+            args[parameter] = _bind_parameter(info, parameter, steps, tools, rng)
+        steps.append(PlanStep(index=index, service_id=info.service_id, tool=info.tool.name, args=args))
+    return Plan(steps=steps)
+
+
+def _parameters_to_bind(info: _Tool, bound: dict[str, ArgBinding], rng: random.Random) -> list[str]:
+    tool = info.tool
+    params = tool.parameter_properties()
+    wanted = [p for p in tool.required_parameters() if p in params and p not in bound]
+    if tool.effect == Effect.LIST and not bound:
+        filters = sorted((p for p in params if p != "limit"), key=lambda p: (not _typed_lookup(params[p]), p))
+        wanted += filters[:1]
+    if tool.effect == Effect.UPDATE and not tool.sets:
+        fields = sorted(p for p in params
+                        if p != info.key and p not in bound and not _is_reference(params[p]))
+        if fields:
+            wanted.append(rng.choice(fields))
+    return wanted
+
+
+def _typed_lookup(schema: object) -> bool:
+    return isinstance(schema, dict) and carries_information(schema.get(TYPE_KEY) or "")
+
+
+def _is_reference(schema: object) -> bool:
+    return isinstance(schema, dict) and is_entity_ref(schema.get(TYPE_KEY))
+
+
+def _bind_parameter(info: _Tool, parameter: str, steps: list[PlanStep], tools: dict[str, _Tool],
+                    rng: random.Random) -> ArgBinding:
+    schema = info.tool.parameter_properties()[parameter]
+    type_name = schema.get(TYPE_KEY) if isinstance(schema, dict) else None
+    entity = info.tool.entity
+    if type_name and carries_information(type_name):
+        for earlier in reversed(steps):
+            path = next((p for p, t in tools[earlier.qualified_name].outputs if t == type_name), None)
+            if path is not None:
+                return ArgBinding(kind="step_output", step=earlier.index, path=concrete_path(path),
+                                  type=type_name)
+        if is_entity_ref(type_name):
+            return ArgBinding(kind="user_known", path=type_name, type=type_name)
+    if info.tool.effect == Effect.LIST and entity and info.spec.entity(entity).field(parameter) is not None:
+        return ArgBinding(kind="user_known", path=f"{info.service_id}.{entity}.{parameter}", type=type_name)
+    if info.tool.effect == Effect.SEARCH and parameter == "query" and entity:
+        text = _search_field(info)
+        if text is not None:
+            return ArgBinding(kind="user_known", path=f"{info.service_id}.{entity}.{text}")
+    if type_name and carries_information(type_name):
+        return ArgBinding(kind="user_known", type=type_name)
+    return ArgBinding(kind="constant", value=schema_value(schema, rng), type=type_name)
+
+
+def _search_field(info: _Tool) -> str | None:
+    entity = info.spec.entity(info.tool.entity or "")
+    texts = [f for f in entity.fields if f.json_type == "string" and f.required and f.enum is None
+             and (f.type is None or f.type in ("person_name", "company_name"))]
+    return texts[0].name if texts else None

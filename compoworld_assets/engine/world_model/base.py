@@ -1,0 +1,42 @@
+"""The world-model interface, its cache key and the state checks every backend shares."""
+
+from __future__ import annotations
+
+from typing import Any, Protocol
+
+from compoworld_assets.engine.canonical import content_hash
+from compoworld_assets.engine.envelope import NOT_FOUND, error
+from compoworld_assets.engine.runtime.state import ServiceState
+from compoworld_assets.engine.specs.model import ServiceSpec, ToolSpec
+from compoworld_assets.engine.types import is_entity_ref, parse_entity_ref
+
+
+class WorldModel(Protocol):
+    model_id: str
+    """Identifies the backend and its settings; part of every cache key."""
+
+    def simulate(
+        self, spec: ServiceSpec, tool: ToolSpec, args: dict[str, Any], state: ServiceState
+    ) -> dict[str, Any]:
+        """The envelope the tool would return for ``args`` in ``state``; never raises, never mutates."""
+
+
+def world_model_key(
+    spec: ServiceSpec, tool: ToolSpec, args: dict[str, Any], state: ServiceState, model_id: str
+) -> str:
+    """SHA-256 over service id and version, tool, canonical args, the state's hash and the model."""
+    return content_hash([spec.id, spec.version, tool.name, args, state.content_hash(), model_id])
+
+
+def missing_reference(
+    spec: ServiceSpec, tool: ToolSpec, args: dict[str, Any], state: ServiceState
+) -> dict[str, Any] | None:
+    """A ``not_found`` envelope when an argument names a record of this service that does not exist."""
+    for param, type_name in sorted(tool.input_types().items()):
+        if not is_entity_ref(type_name) or not isinstance(args.get(param), str):
+            continue
+        service_id, entity = parse_entity_ref(type_name)
+        table = state.tables.get(entity)
+        if service_id == spec.id and table is not None and args[param] not in table:
+            return error(NOT_FOUND, f"{entity} {args[param]!r} not found")
+    return None

@@ -1,0 +1,93 @@
+"""Caching world-model results so that replays, in this process or a later one, are identical."""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+from pathlib import Path
+from typing import Any, Protocol
+
+from compoworld_assets.engine.canonical import canonical_json
+from compoworld_assets.engine.envelope import INTERNAL_ERROR
+from compoworld_assets.engine.runtime.state import ServiceState
+from compoworld_assets.engine.specs.model import ServiceSpec, ToolSpec
+from compoworld_assets.engine.world_model.base import WorldModel, world_model_key
+
+
+class WorldModelCache(Protocol):
+    def get(self, key: str) -> dict[str, Any] | None:
+        """The stored envelope (a fresh copy) or None."""
+
+    def put(self, key: str, envelope: dict[str, Any]) -> None:
+        """Store ``envelope`` unless ``key`` is present already (the first answer wins)."""
+
+
+class InMemoryWorldModelCache:
+    def __init__(self) -> None:
+        self._entries: dict[str, str] = {}
+
+    def get(self, key: str) -> dict[str, Any] | None:
+        text = self._entries.get(key)
+        return None if text is None else json.loads(text)
+
+    def put(self, key: str, envelope: dict[str, Any]) -> None:
+        self._entries.setdefault(key, canonical_json(envelope))
+
+    def __len__(self) -> int:
+        return len(self._entries)
+
+
+class SqliteWorldModelCache:
+    """A cache file shared by processes (sqlite handles the locking)."""
+
+    def __init__(self, path: str | Path) -> None:
+        Path(path).parent.mkdir(parents=True, exist_ok=True)
+        self._db = sqlite3.connect(str(path), timeout=30, isolation_level=None)
+        self._db.execute("PRAGMA journal_mode=WAL")
+        self._db.execute(
+            "CREATE TABLE IF NOT EXISTS world_model_cache (key TEXT PRIMARY KEY, envelope TEXT NOT NULL)"
+        )
+
+    def get(self, key: str) -> dict[str, Any] | None:
+        row = self._db.execute("SELECT envelope FROM world_model_cache WHERE key = ?", (key,)).fetchone()
+        return None if row is None else json.loads(row[0])
+
+    def put(self, key: str, envelope: dict[str, Any]) -> None:
+        self._db.execute(
+            "INSERT OR IGNORE INTO world_model_cache (key, envelope) VALUES (?, ?)",
+            (key, canonical_json(envelope)),
+        )
+
+    def __len__(self) -> int:
+        return int(self._db.execute("SELECT COUNT(*) FROM world_model_cache").fetchone()[0])
+
+    def close(self) -> None:
+        self._db.close()
+
+
+class CachedWorldModel:
+    """Answers from ``cache`` when it can; stores every answer except transient internal errors."""
+
+    def __init__(self, inner: WorldModel, cache: WorldModelCache) -> None:
+        self.inner = inner
+        self.cache = cache
+        self.hits = 0
+        self.misses = 0
+
+    @property
+    def model_id(self) -> str:
+        return self.inner.model_id
+
+    def simulate(
+        self, spec: ServiceSpec, tool: ToolSpec, args: dict[str, Any], state: ServiceState
+    ) -> dict[str, Any]:
+        key = world_model_key(spec, tool, args, state, self.inner.model_id)
+        cached = self.cache.get(key)
+        if cached is not None:
+            self.hits += 1
+            return cached
+        self.misses += 1
+        result = self.inner.simulate(spec, tool, args, state)
+        if result["success"] or result["error"]["code"] != INTERNAL_ERROR:
+            self.cache.put(key, result)
+        return result

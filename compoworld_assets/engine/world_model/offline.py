@@ -1,0 +1,145 @@
+"""A deterministic simulator: type-valid results that reuse values from the arguments and state.
+
+The result is seeded from the world-model key, so the same call in the same state always
+gives the same answer. Where a returned field's shared type (or name) matches an argument,
+the argument is echoed; otherwise, where the state holds values of that type (emails in
+records, ids of the referenced entity), one is reused. Objects that carry the id of an
+existing record are filled from that record, and arrays of records list existing ones.
+"""
+
+from __future__ import annotations
+
+import random
+from typing import Any
+
+from compoworld_assets.engine.envelope import ok
+from compoworld_assets.engine.runtime.state import ServiceState
+from compoworld_assets.engine.specs.model import ServiceSpec, ToolSpec
+from compoworld_assets.engine.types import TYPE_KEY, entity_ref, value_matches_type
+from compoworld_assets.engine.values import schema_value
+from compoworld_assets.engine.world_model.base import missing_reference, world_model_key
+from compoworld_assets.engine.world_model.schema import is_valid
+
+MAX_DEPTH = 3
+MAX_LISTED_RECORDS = 3
+_MISSING = object()
+
+
+def _sort_key(value: Any) -> tuple[str, str]:
+    return type(value).__name__, str(value)
+
+
+class ValuePools:
+    """The values a simulated result may reuse: arguments by name and type, state values by type."""
+
+    def __init__(self, spec: ServiceSpec, tool: ToolSpec, args: dict[str, Any], state: ServiceState) -> None:
+        self.args = args
+        self.args_by_type: dict[str, Any] = {}
+        for param, type_name in sorted(tool.input_types().items()):
+            if param in args:
+                self.args_by_type.setdefault(type_name, args[param])
+        self.tables: dict[str, dict[str, dict[str, Any]]] = {}
+        found: dict[str, set[Any]] = {}
+        for entity in spec.entities:
+            table = state.tables.get(entity.name, {})
+            ref = entity_ref(spec.id, entity.name)
+            self.tables[ref] = table
+            found.setdefault(ref, set()).update(table)
+            for field in entity.fields:
+                if field.type is None:
+                    continue
+                values = (r.get(field.name) for r in table.values())
+                found.setdefault(field.type, set()).update(
+                    v for v in values if isinstance(v, (str, int, float, bool))
+                )
+        self.state_by_type = {t: sorted(vs, key=_sort_key) for t, vs in found.items() if vs}
+
+    def pick(self, type_name: str | None, name: str | None, rng: random.Random) -> Any:
+        if name is not None and name in self.args:
+            value = self.args[name]
+            if type_name is None or value_matches_type(type_name, value):
+                return value
+        if type_name in self.args_by_type:
+            return self.args_by_type[type_name]
+        if type_name in self.state_by_type:
+            return rng.choice(self.state_by_type[type_name])
+        return _MISSING
+
+    def record_table(self, schema: dict[str, Any]) -> tuple[str, dict[str, dict[str, Any]]] | None:
+        """The id property and the non-empty table of an object schema that describes a stored record."""
+        for prop, sub in (schema.get("properties") or {}).items():
+            table = self.tables.get(sub.get(TYPE_KEY)) if isinstance(sub, dict) else None
+            if table:
+                return prop, table
+        return None
+
+
+class _Filler:
+    def __init__(self, pools: ValuePools, rng: random.Random) -> None:
+        self.pools = pools
+        self.rng = rng
+
+    def fill(self, schema: Any, name: str | None, depth: int) -> Any:
+        if not isinstance(schema, dict) or depth > MAX_DEPTH:
+            return schema_value(schema, self.rng, depth)
+        for key in ("anyOf", "oneOf"):
+            options = [s for s in schema.get(key) or [] if isinstance(s, dict) and s.get("type") != "null"]
+            if options:
+                return self.fill(options[0], name, depth)
+        reused = self.pools.pick(schema.get(TYPE_KEY), name, self.rng)
+        if reused is not _MISSING and is_valid(schema, reused):
+            return reused
+        json_type = schema.get("type")
+        if json_type == "object" and schema.get("properties"):
+            return self.fill_object(schema, depth, record=None)
+        if json_type == "array" and isinstance(schema.get("items"), dict):
+            return self.fill_array(schema, depth)
+        return schema_value(schema, self.rng, depth)
+
+    def fill_object(
+        self, schema: dict[str, Any], depth: int, record: dict[str, Any] | None
+    ) -> dict[str, Any]:
+        props = schema["properties"]
+        required = set(schema.get("required") or props)
+        value = {k: self.fill(sub, k, depth + 1) for k, sub in props.items() if k in required}
+        found = self.pools.record_table(schema)
+        if found is None:
+            return value
+        id_prop, table = found
+        if record is None and isinstance(value.get(id_prop), str):
+            record = table.get(value[id_prop])
+        if record is not None:
+            value[id_prop] = record["id"]
+            for prop in props:
+                if prop != id_prop and prop in record and is_valid(props[prop], record[prop]):
+                    value[prop] = record[prop]
+        return value
+
+    def fill_array(self, schema: dict[str, Any], depth: int) -> list[Any]:
+        items = schema["items"]
+        count = max(int(schema.get("minItems", 0)), 1)
+        found = self.pools.record_table(items) if items.get("type") == "object" else None
+        if found is None:
+            return [self.fill(items, None, depth + 1) for _ in range(count)]
+        table = found[1]
+        ids = self.rng.sample(sorted(table), min(len(table), max(count, MAX_LISTED_RECORDS)))
+        listed = [self.fill_object(items, depth + 1, table[record_id]) for record_id in ids]
+        return listed + [self.fill(items, None, depth + 1) for _ in range(count - len(listed))]
+
+
+class OfflineWorldModel:
+    """Deterministic, state-consistent simulation without any model calls."""
+
+    model_id = "offline/1"
+
+    def simulate(
+        self, spec: ServiceSpec, tool: ToolSpec, args: dict[str, Any], state: ServiceState
+    ) -> dict[str, Any]:
+        missing = missing_reference(spec, tool, args, state)
+        if missing is not None:
+            return missing
+        seed = int(world_model_key(spec, tool, args, state, self.model_id)[:16], 16)
+        data = _Filler(ValuePools(spec, tool, args, state), random.Random(seed)).fill(tool.returns, None, 0)
+        if not is_valid(tool.returns, data):
+            data = schema_value(tool.returns, random.Random(seed))
+        return ok(data)

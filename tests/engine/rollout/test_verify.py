@@ -1,0 +1,64 @@
+"""Replay verification: identical replays pass, mutated trajectories and failed rubrics do not."""
+
+import asyncio
+
+import pytest
+from toy_world import toy_task, toy_world_factory
+
+from compoworld_assets.engine.rollout.engine import run_rollouts
+from compoworld_assets.engine.rollout.policy import OraclePolicy
+from compoworld_assets.engine.rollout.verify import (
+    criterion_pass_rates,
+    verify_trajectories,
+    verify_trajectory,
+)
+
+
+@pytest.fixture(scope="module")
+def oracle_trajectory():
+    return asyncio.run(run_rollouts([toy_task()], OraclePolicy, toy_world_factory, mode="direct"))[0]
+
+
+def verify(trajectory, threshold=1.0):
+    return verify_trajectory(toy_task(), trajectory, toy_world_factory, threshold)
+
+
+def test_the_oracle_trajectory_verifies(oracle_trajectory):
+    verified = verify(oracle_trajectory)
+    assert verified.replay_identical and verified.mismatches == [] and verified.passed
+    assert [c.id for c in verified.criteria] == ["step1_created", "answer_ticket_id", "no_collateral"]
+    assert all(c.passed for c in verified.criteria)
+
+
+def test_a_changed_argument_fails_the_replay(oracle_trajectory):
+    mutated = oracle_trajectory.model_copy(deep=True)
+    mutated.calls[1].arguments["priority"] = "low"
+    verified = verify(mutated)
+    assert not verified.replay_identical and not verified.passed
+    assert verified.mismatches == ["call 1 (helpdesk_open_ticket): result differs", "final state hash differs"]
+    assert {c.id: c.passed for c in verified.criteria}["step1_created"] is False
+
+
+def test_a_forged_result_fails_the_replay(oracle_trajectory):
+    forged = oracle_trajectory.model_copy(deep=True)
+    forged.calls[0].result["data"]["count"] = 99
+    assert verify(forged).mismatches == ["call 0 (crm_search_contacts): result differs"]
+
+
+def test_a_replayable_trajectory_below_the_threshold_is_not_kept(oracle_trajectory):
+    no_answer = oracle_trajectory.model_copy(update={"final_answer": {}})
+    verified = verify(no_answer)
+    assert verified.replay_identical and verified.rubric_score == pytest.approx(1 / 2) and not verified.passed
+    assert verify(no_answer, threshold=0.5).passed
+
+
+def test_the_task_must_match(oracle_trajectory):
+    with pytest.raises(ValueError, match="verified against"):
+        verify_trajectory(toy_task("other"), oracle_trajectory, toy_world_factory, 1.0)
+
+
+def test_criterion_pass_rates_across_a_batch(oracle_trajectory):
+    batch = [oracle_trajectory, oracle_trajectory.model_copy(update={"final_answer": {}})]
+    results = verify_trajectories({"toy-1": toy_task()}, batch, toy_world_factory)
+    assert criterion_pass_rates(results) == {"answer_ticket_id": 0.5, "no_collateral": 1.0, "step1_created": 1.0}
+    assert criterion_pass_rates([]) == {}

@@ -1,0 +1,201 @@
+from __future__ import annotations
+
+import pytest
+
+from compoworld_assets.engine.runtime.executor import SandboxLimits
+from compoworld_assets.engine.runtime.service_runtime import RuntimePool, ServiceMount, ServiceRuntime
+from compoworld_assets.engine.runtime.state import ServiceState, WorldState
+from compoworld_assets.engine.specs.model import (
+    Effect,
+    EntitySpec,
+    FieldSpec,
+    ServiceSpec,
+    SourceRef,
+    ToolSpec,
+)
+from compoworld_assets.engine.synthesis.base import SynthesizedModule
+from compoworld_assets.engine.world_model import OfflineWorldModel
+
+NOTE_REF = {"type": "string", "x-cw-type": "notes.Note.id"}
+NOTES_SOURCE = """
+def handle(state, tool, args):
+    notes = state["tables"]["Note"]
+    if tool == "create_note":
+        if not isinstance(args.get("title"), str):
+            error = {"code": "invalid_arguments", "message": "title must be a string"}
+            return {"success": False, "error": error}
+        state["counters"]["Note"] += 1
+        note_id = "note_%04d" % state["counters"]["Note"]
+        notes[note_id] = {"id": note_id, "title": args["title"]}
+        return {"success": True, "data": notes[note_id]}
+    if tool == "get_note":
+        note = notes.get(args.get("note_id"))
+        if note is None:
+            return {"success": False, "error": {"code": "not_found", "message": "no such note"}}
+        return {"success": True, "data": note}
+    return {"success": False, "error": {"code": "unknown_tool", "message": tool}}
+"""
+
+
+def notes_spec(service_id: str = "notes") -> ServiceSpec:
+    note = EntitySpec(name="Note", id_prefix="note", fields=[FieldSpec(name="title", json_type="string")])
+    ref = {"type": "string", "x-cw-type": f"{service_id}.Note.id"}
+    return ServiceSpec(
+        id=service_id,
+        name="Notes",
+        domain="documents",
+        description="Notes.",
+        source=SourceRef(kind="builtin", location="tests"),
+        entities=[note],
+        tools=[
+            ToolSpec(
+                name="create_note",
+                description="Create a note.",
+                effect=Effect.CREATE,
+                entity="Note",
+                parameters={
+                    "type": "object",
+                    "properties": {"title": {"type": "string"}},
+                    "required": ["title"],
+                },
+                returns=note.record_schema(service_id),
+            ),
+            ToolSpec(
+                name="get_note",
+                description="Read a note.",
+                effect=Effect.READ,
+                entity="Note",
+                parameters={"type": "object", "properties": {"note_id": ref}, "required": ["note_id"]},
+                returns=note.record_schema(service_id),
+            ),
+            ToolSpec(
+                name="suggest_tags",
+                description="Suggest tags for a note.",
+                effect=Effect.ACTION,
+                parameters={
+                    "type": "object",
+                    "properties": {"note_id": ref, "count": {"type": "integer", "minimum": 1}},
+                    "required": ["note_id"],
+                    "additionalProperties": False,
+                },
+                returns={
+                    "type": "object",
+                    "properties": {"note_id": ref, "tags": {"type": "array", "items": {"type": "string"}}},
+                    "required": ["note_id", "tags"],
+                },
+            ),
+        ],
+    )
+
+
+def notes_module(spec: ServiceSpec) -> SynthesizedModule:
+    return SynthesizedModule(
+        service_id=spec.id,
+        service_version=spec.version,
+        spec_hash=spec.content_hash(),
+        synthesizer="hand",
+        synthesizer_version="1",
+        source=NOTES_SOURCE,
+        implemented_tools=["create_note", "get_note"],
+        unimplemented_tools=["suggest_tags"],
+    )
+
+
+LIMITS = SandboxLimits(call_timeout_s=5.0)
+
+
+@pytest.fixture
+def runtime():
+    spec = notes_spec()
+    with ServiceRuntime(spec, notes_module(spec), None, OfflineWorldModel(), LIMITS) as rt:
+        yield rt
+
+
+def test_routes_code_and_world_model_tools(runtime):
+    assert runtime.implementation == {
+        "create_note": "code",
+        "get_note": "code",
+        "suggest_tags": "world_model",
+    }
+    created = runtime.call("create_note", {"title": "Plan"})
+    assert created == {"success": True, "data": {"id": "note_0001", "title": "Plan"}}
+    assert runtime.call("get_note", {"note_id": "note_0001"})["data"]["title"] == "Plan"
+    tags = runtime.call("suggest_tags", {"note_id": "note_0001"})
+    assert tags["success"] and tags["data"]["note_id"] == "note_0001"
+    assert runtime.call("suggest_tags", {"note_id": "note_0404"})["error"]["code"] == "not_found"
+    assert runtime.state().tables["Note"] == {"note_0001": {"id": "note_0001", "title": "Plan"}}
+
+
+@pytest.mark.parametrize(
+    "args",
+    [{}, {"note_id": 5}, {"note_id": "note_0001", "count": 0}, {"note_id": "note_0001", "colour": "red"}],
+)
+def test_world_model_arguments_are_validated(runtime, args):
+    runtime.call("create_note", {"title": "Plan"})
+    result = runtime.call("suggest_tags", args)
+    assert result["error"]["code"] == "invalid_arguments"
+
+
+def test_code_tools_validate_their_own_arguments(runtime):
+    assert runtime.call("create_note", {"title": 3})["error"] == {
+        "code": "invalid_arguments",
+        "message": "title must be a string",
+    }
+
+
+def test_unknown_tool_and_bad_arguments(runtime):
+    assert runtime.call("drop_tables", {})["error"]["code"] == "unknown_tool"
+    assert runtime.call("get_note", ["note_0001"])["error"]["code"] == "invalid_arguments"
+
+
+def test_reset_and_state(runtime):
+    state = ServiceState(
+        service_id="notes",
+        tables={"Note": {"note_0009": {"id": "note_0009", "title": "Old"}}},
+        counters={"Note": 9},
+    )
+    runtime.reset(state)
+    assert runtime.state() == state
+    assert runtime.call("create_note", {"title": "New"})["data"]["id"] == "note_0010"
+    with pytest.raises(ValueError, match="given to runtime"):
+        runtime.reset(ServiceState(service_id="mail"))
+
+
+def test_world_model_only_service_needs_no_process():
+    spec = notes_spec()
+    module = notes_module(spec)
+    rt = ServiceRuntime(
+        spec, module, {"create_note": "world_model", "get_note": "world_model"}, OfflineWorldModel()
+    )
+    assert rt.executor is None
+    assert rt.call("create_note", {"title": "Sim"})["success"]
+    assert rt.state() == ServiceState.empty(spec)
+    with pytest.raises(ValueError, match="unknown tools"):
+        ServiceRuntime(spec, module, {"nope": "code"}, OfflineWorldModel())
+    with pytest.raises(ValueError, match="no world model"):
+        ServiceRuntime(spec, module, None, None)
+
+
+def test_pool_mounts_worlds_and_reuses_processes_across_episodes():
+    mounts = [ServiceMount(notes_spec(sid), notes_module(notes_spec(sid))) for sid in ("notes", "wiki")]
+    with RuntimePool(OfflineWorldModel(), LIMITS) as pool:
+        first = pool.world(mounts)
+        assert first.call("notes", "create_note", {"title": "A"})["success"]
+        assert first.call("wiki", "create_note", {"title": "B"})["data"]["id"] == "note_0001"
+        assert first.call("mail", "send", {})["error"]["code"] == "unknown_tool"
+        world = first.world_state()
+        assert sorted(world.services) == ["notes", "wiki"]
+        assert world.services["wiki"].tables["Note"]["note_0001"]["title"] == "B"
+        pids = {sid: first.service(sid).executor.pid for sid in first.service_ids}
+
+        second = pool.world(mounts, WorldState(services={"notes": world.services["notes"]}))
+        assert len(pool) == 2
+        assert {sid: second.service(sid).executor.pid for sid in second.service_ids} == pids
+        assert second.world_state().services["wiki"] == ServiceState.empty(mounts[1].spec)
+        assert second.call("notes", "create_note", {"title": "C"})["data"]["id"] == "note_0002"
+        second.reset(world)
+        assert second.world_state() == world
+        with pytest.raises(ValueError, match="not mounted"):
+            second.reset(WorldState(services={"mail": ServiceState(service_id="mail")}))
+        with pytest.raises(ValueError, match="mounted twice"):
+            pool.world([mounts[0], mounts[0]])

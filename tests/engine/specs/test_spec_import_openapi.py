@@ -1,0 +1,153 @@
+"""OpenAPI importer on real APIs.guru specs and broken documents."""
+
+from __future__ import annotations
+
+import copy
+import json
+from pathlib import Path
+
+import pytest
+
+from compoworld_assets.engine.specs.importers.openapi import import_openapi, schema_matches_noun
+from compoworld_assets.engine.specs.model import Effect
+from compoworld_assets.engine.types import TYPE_KEY
+
+FIXTURES = Path(__file__).resolve().parents[2] / "fixtures" / "specs"
+ONEPASSWORD = FIXTURES / "openapi_1password_connect.json"
+
+
+@pytest.fixture(scope="module")
+def onepassword():
+    result = import_openapi(ONEPASSWORD)
+    assert result.quarantined == [] and len(result.specs) == 1
+    return result.specs[0]
+
+
+def test_service_metadata_comes_from_info(onepassword):
+    assert onepassword.id == "api_1_password_connect"
+    assert onepassword.domain == "security"
+    assert onepassword.version == "1.5.7"
+    assert onepassword.source.kind == "openapi" and onepassword.source.location == str(ONEPASSWORD)
+
+
+def test_resources_become_entities_with_fields(onepassword):
+    assert [e.name for e in onepassword.entities] == ["File", "Item", "Vault"]
+    vault = onepassword.entity("Vault")
+    assert vault.field("id") is None
+    assert vault.field("createdAt").type == "datetime"
+    assert vault.field("name").json_type == "string"
+
+
+def test_effects_follow_method_and_path_shape(onepassword):
+    effects = {t.name: (t.effect, t.entity) for t in onepassword.tools}
+    assert effects["create_vault_item"] == (Effect.CREATE, "Item")
+    assert effects["get_vault_item_by_id"] == (Effect.READ, "Item")
+    assert effects["update_vault_item"] == (Effect.UPDATE, "Item")  # PUT item
+    assert effects["patch_vault_item"] == (Effect.UPDATE, "Item")  # PATCH item
+    assert effects["delete_vault_item"] == (Effect.DELETE, "Item")
+    assert effects["get_vaults"] == (Effect.SEARCH, "Vault")  # has a ``filter`` query parameter
+    assert effects["get_item_files"] == (Effect.LIST, "File")
+    assert effects["get_heartbeat"] == (Effect.ACTION, None)
+    assert effects["download_file_by_id"] == (Effect.ACTION, None)  # GET on a sub-resource without a schema
+
+
+def test_path_ids_are_string_references_to_their_entities(onepassword):
+    tool = onepassword.tool("delete_vault_item")
+    assert tool.input_types() == {
+        "vaultUuid": "api_1_password_connect.Vault.id",
+        "itemUuid": "api_1_password_connect.Item.id",
+    }
+    assert tool.parameter_properties()["itemUuid"]["type"] == "string"
+    assert onepassword.key_parameter(tool) == "itemUuid"
+    assert set(tool.required_parameters()) == {"vaultUuid", "itemUuid"}
+
+
+def test_returns_come_from_the_success_response(onepassword):
+    returns = onepassword.tool("get_vaults").returns
+    assert returns["type"] == "array"
+    assert returns["items"]["properties"]["createdAt"][TYPE_KEY] == "datetime"
+    assert onepassword.tool("get_heartbeat").returns == {"type": "string", "example": "."}
+
+
+def test_yaml_document_and_operation_ids():
+    result = import_openapi(FIXTURES / "openapi_xero_files.yaml")
+    spec = result.specs[0]
+    assert spec.id == "xero_files_api" and spec.domain == "financial"
+    assert spec.tool("create_folder").effect is Effect.CREATE
+    assert spec.tool("get_folder").input_types() == {"FolderId": "xero_files_api.Folder.id"}
+    assert spec.tool("get_folder").output_types()["Email"] == "email"
+    assert spec.entity("FileObject").field("FolderId").type == "xero_files_api.Folder.id"
+    assert spec.entity("Folder").field("Id") is None
+
+
+def test_broken_ref_quarantines_only_its_operation():
+    path = FIXTURES / "malformed_openapi_broken_ref.json"
+    result = import_openapi(path)
+    spec = result.specs[0]
+    assert spec.id == "broken_pets" and spec.domain == "entertainment"
+    assert [t.name for t in spec.tools] == ["list_pets", "create_pet", "show_pet_by_id", "create_owner"]
+    [bad] = result.quarantined
+    assert bad.reason == "broken $ref '#/components/parameters/MissingPetId'"
+    assert bad.location == f"{path}#/paths/~1pets~1{{petId}}/delete"
+    assert "deletePet" in bad.fragment
+
+
+def test_recursive_schemas_are_cut_not_looped():
+    spec = import_openapi(FIXTURES / "malformed_openapi_broken_ref.json").specs[0]
+    owner = spec.tool("show_pet_by_id").returns["properties"]["owner"]
+    nested_pet = owner["properties"]["pets"]["items"]
+    assert nested_pet["type"] == "object" and "not expanded" in nested_pet["description"]
+    assert spec.tool("show_pet_by_id").parameter_properties()["petId"] == {
+        "type": "string",
+        TYPE_KEY: "broken_pets.Pet.id",
+    }
+
+
+def test_service_id_override_and_fallback_names():
+    doc = json.loads((FIXTURES / "malformed_openapi_broken_ref.json").read_text())
+    del doc["paths"]["/pets"]["get"]["operationId"]
+    spec = import_openapi(doc, location="mem", service_id="Pet Store").specs[0]
+    assert spec.id == "pet_store"
+    assert spec.tool("get_pets").effect is Effect.LIST
+
+
+def test_search_effect_from_query_parameter():
+    doc = json.loads((FIXTURES / "malformed_openapi_broken_ref.json").read_text())
+    doc["paths"]["/pets"]["get"]["parameters"] = [{"name": "q", "in": "query", "schema": {"type": "string"}}]
+    assert import_openapi(doc, location="mem").specs[0].tool("list_pets").effect is Effect.SEARCH
+
+
+@pytest.mark.parametrize(
+    ("document", "reason"),
+    [
+        ([1, 2], "OpenAPI document is not an object"),
+        ({"swagger": "2.0", "paths": {}}, "unsupported OpenAPI version '2.0' (3.x required)"),
+        ({"openapi": "3.0.0", "info": {"title": "x"}}, "OpenAPI document has no paths object"),
+        ({"openapi": "3.0.0", "info": {"title": "x"}, "paths": {}}, "no importable operations"),
+    ],
+)
+def test_unusable_documents_are_quarantined_whole(document, reason):
+    result = import_openapi(document, location="doc.json")
+    assert result.specs == [] and [q.reason for q in result.quarantined] == [reason]
+
+
+def test_unreadable_path_is_quarantined(tmp_path):
+    bad = tmp_path / "bad.yaml"
+    bad.write_text("openapi: [unclosed")
+    result = import_openapi(bad)
+    assert result.specs == [] and result.quarantined[0].reason.startswith("unreadable document")
+
+
+def test_duplicate_operation_ids_are_renamed():
+    doc = json.loads((FIXTURES / "malformed_openapi_broken_ref.json").read_text())
+    doc["paths"]["/owners"]["post"]["operationId"] = "createPet"
+    names = [t.name for t in import_openapi(copy.deepcopy(doc), location="mem").specs[0].tools]
+    assert names == ["list_pets", "create_pet", "show_pet_by_id", "create_pet_2"]
+
+
+def test_schema_noun_matching():
+    assert schema_matches_noun("Pet", "pets")
+    assert schema_matches_noun("PublicUser", "users")
+    assert schema_matches_noun("CreditCardResponse", "credit-cards")
+    assert not schema_matches_noun("Error", "pets")
+    assert not schema_matches_noun("Petition", "pets")

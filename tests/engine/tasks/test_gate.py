@@ -1,0 +1,78 @@
+import pytest
+
+from compoworld_assets.engine.tasks.gate import mutated_value, self_test
+from compoworld_assets.engine.tasks.instantiate import TaskConfig, instantiate_task
+from compoworld_assets.engine.tasks.model import ArgBinding, Criterion
+from compoworld_assets.engine.tasks.pipeline import generate_tasks
+
+
+@pytest.fixture
+def email_task(email_plan, tiny_built, runtime_for):
+    return instantiate_task(email_plan, tiny_built, 3, "train", runtime_for,
+                            config=TaskConfig(min_distractors=1))
+
+
+def test_good_task_passes_the_gate(email_task, runtime_for):
+    result = self_test(email_task, runtime_for(email_task))
+    assert result.passed, result.reasons
+    assert result.scores["do_nothing"] == 0 and result.scores["claim_only"] == 0
+    assert result.scores["gold"] == 1
+    assert result.scores["mutations_caught"] == 1.0
+
+
+def test_rubric_of_only_negative_criteria_is_quarantined(email_task, runtime_for):
+    broken = email_task.model_copy(update={"rubric": [c for c in email_task.rubric if c.kind == "negative"]})
+    result = self_test(broken, runtime_for(broken))
+    assert not result.passed
+    assert any("no state or answer criterion" in r for r in result.reasons)
+
+
+def test_wrong_expected_answer_is_quarantined(email_task, runtime_for):
+    rubric = [c if c.kind != "answer" else c.model_copy(update={"check": {**c.check, "value": "msg_0001"}})
+              for c in email_task.rubric]
+    broken = email_task.model_copy(update={"rubric": rubric})
+    result = self_test(broken, runtime_for(broken))
+    assert not result.passed and result.scores["gold"] < 1
+    assert any(r.startswith("gold scores") for r in result.reasons)
+
+
+def test_rubric_blind_to_the_email_body_lets_a_mutation_through(email_task, runtime_for):
+    def loosen(c: Criterion) -> Criterion:
+        if c.check["op"] != "record_exists":
+            return c
+        return c.model_copy(update={"check": {**c.check, "match": {k: v for k, v in c.check["match"].items()
+                                                                    if k != "body"}}})
+
+    broken = email_task.model_copy(update={"rubric": [loosen(c) for c in email_task.rubric]})
+    result = self_test(broken, runtime_for(broken))
+    assert not result.passed
+    assert any("mutation not caught" in r and "body" in r for r in result.reasons)
+
+
+def test_criterion_passing_on_the_initial_state_is_quarantined(email_task, runtime_for):
+    customer = email_task.plan.steps[0].args["customer_id"].value
+    always = Criterion(id="customer_exists", kind="state", description="customer exists",
+                       check={"op": "field_equals", "service": "shop", "entity": "Customer", "id": customer,
+                              "fields": {}})
+    broken = email_task.model_copy(update={"rubric": email_task.rubric + [always]})
+    result = self_test(broken, runtime_for(broken))
+    assert not result.passed and result.scores["do_nothing"] > 0
+
+
+def test_mutated_values_differ_and_keep_their_kind(email_task):
+    assert mutated_value("2026-06-01", ArgBinding(kind="constant", type="date"), email_task) == "2026-06-02"
+    assert mutated_value("a@b.example.com", ArgBinding(kind="constant", type="email"), email_task) == \
+        "other.a@b.example.com"
+    ref = ArgBinding(kind="user_known", type="shop.Customer.id")
+    other = mutated_value("cus_0001", ref, email_task)
+    assert other != "cus_0001" and other in email_task.initial_state.services["shop"].tables["Customer"]
+    assert mutated_value(True, ArgBinding(kind="constant"), email_task) is False
+
+
+def test_pipeline_on_the_tiny_world(tiny_specs, tiny_built, pool):
+    tasks, quarantined = generate_tasks(tiny_specs, tiny_built, seed=4, n=6, pool=pool)
+    assert tasks and len(tasks) + len(quarantined) == 6
+    for task in tasks:
+        assert task.rubric and task.instruction and len(task.services) >= 2
+        assert "cross-env-data-flow" in task.capabilities
+    assert all(q.reason for q in quarantined)

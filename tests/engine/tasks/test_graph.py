@@ -1,0 +1,65 @@
+from compoworld_assets.engine.tasks.graph import (
+    IDENTIFYING_TYPES,
+    build_dependency_graph,
+    graph_statistics,
+    graph_tables,
+    service_graph_mermaid,
+    service_level_graph,
+)
+from compoworld_assets.engine.types import is_entity_ref
+
+
+def _edges(graph, source, target):
+    return [d for _, v, d in graph.out_edges(source, data=True) if v == target]
+
+
+def test_type_edge_across_services_carries_email(tiny_specs):
+    graph = build_dependency_graph(tiny_specs)
+    edges = _edges(graph, "shop_get_customer", "mailer_create_message")
+    assert [(e["kind"], e["type"], e["parameter"], e["output_path"], e["cross_service"]) for e in edges] == [
+        ("type", "email", "to", "email", True)]
+
+
+def test_entity_reference_type_edge_within_a_service(tiny_specs):
+    graph = build_dependency_graph(tiny_specs)
+    edges = _edges(graph, "shop_create_customer", "shop_create_order")
+    assert any(e["kind"] == "type" and e["parameter"] == "customer_id" and e["output_path"] == "id"
+               and e["type"] == "shop.Customer.id" and not e["cross_service"] for e in edges)
+
+
+def test_state_edge_from_a_write_to_a_reader_of_the_same_entity(tiny_specs):
+    graph = build_dependency_graph(tiny_specs)
+    kinds = {(e["kind"], e["parameter"]) for e in _edges(graph, "shop_create_order", "shop_get_order")}
+    assert ("state", "order_id") in kinds
+    listing = [e for e in _edges(graph, "shop_pay_order", "shop_list_orders") if e["kind"] == "state"]
+    assert listing and listing[0]["parameter"] == listing[0]["output_path"]
+
+
+def test_uninformative_types_make_no_edges(tiny_specs):
+    graph = build_dependency_graph(tiny_specs)
+    types = {d["type"] for _, _, d in graph.edges(data=True)}
+    assert "date" not in types and "money" not in types
+    assert all(is_entity_ref(t) or t in IDENTIFYING_TYPES for t in types)
+    assert not _edges(graph, "notes_get_note", "mailer_create_message")
+
+
+def test_tables_statistics_and_mermaid(tiny_specs):
+    graph = build_dependency_graph(tiny_specs)
+    nodes, edges = graph_tables(graph)
+    assert nodes.height == graph.number_of_nodes() == sum(len(s.tools) for s in tiny_specs)
+    assert edges.height == graph.number_of_edges()
+    stats = graph_statistics(graph)
+    assert stats["services"] == 3 and stats["cross_service_edges"] == edges["cross_service"].sum()
+    assert 0 < stats["cross_service_share"] < 1
+    services = service_level_graph(graph)
+    assert services.has_edge("shop", "mailer") and not services.has_edge("notes", "shop")
+    mermaid = service_graph_mermaid(graph)
+    assert mermaid.startswith("flowchart LR") and "svc_shop -->|" in mermaid and "svc_mailer" in mermaid
+
+
+def test_world_model_tools_are_marked(tiny_specs):
+    implementation = {"shop": {"get_customer": "world_model"}}
+    graph = build_dependency_graph(tiny_specs, implementation)
+    assert graph.nodes["shop_get_customer"]["code"] is False
+    assert graph.nodes["shop_create_order"]["code"] is True
+    assert graph.nodes["mailer_create_message"]["code"] is True

@@ -1,0 +1,77 @@
+import pytest
+
+from compoworld_assets.engine.tasks.instantiate import TaskConfig, instantiate_task
+from compoworld_assets.engine.tasks.plan_exec import execute_plan
+from compoworld_assets.engine.tasks.rubrics import evaluate_rubric, rubric_score, same_value
+
+
+@pytest.fixture
+def email_task(email_plan, tiny_built, runtime_for):
+    return instantiate_task(email_plan, tiny_built, 3, "train", runtime_for,
+                            config=TaskConfig(min_distractors=1))
+
+
+def _ops(task):
+    return {c.check["op"] for c in task.rubric}
+
+
+def test_rubric_follows_the_plan(email_task):
+    assert _ops(email_task) == {"record_exists", "answer_equals", "no_collateral", "record_unchanged"}
+    created = next(c for c in email_task.rubric if c.check["op"] == "record_exists")
+    assert created.kind == "state" and created.check["match"]["subject"] == "Your order"
+    customer = email_task.plan.steps[0].args["customer_id"].value
+    email = email_task.initial_state.services["shop"].tables["Customer"][customer]["email"]
+    assert created.check["match"]["to"] == email
+    assert email_task.report_fields == ["message_id"]
+
+
+def test_gold_final_state_scores_one_and_initial_state_zero(email_task, runtime_for):
+    _, final, answer = execute_plan(email_task, runtime_for(email_task))
+    results = evaluate_rubric(email_task, final, answer)
+    assert all(r.passed for r in results) and rubric_score(email_task, results) == 1.0
+    nothing = evaluate_rubric(email_task, email_task.initial_state, {})
+    assert rubric_score(email_task, nothing) == 0.0
+    assert {r.id for r in nothing if r.passed} == {c.id for c in email_task.rubric if c.kind == "negative"}
+
+
+def test_wrong_answer_costs_its_share(email_task, runtime_for):
+    _, final, _answer = execute_plan(email_task, runtime_for(email_task))
+    results = evaluate_rubric(email_task, final, {"message_id": "msg_9999"})
+    assert rubric_score(email_task, results) == pytest.approx(0.5)
+
+
+def test_collateral_damage_zeroes_the_score(email_task, runtime_for):
+    assert email_task.distractor_services == ["notes"]
+    runtime = runtime_for(email_task)
+    _, _, answer = execute_plan(email_task, runtime)
+    scribble = runtime.call("notes", "update_note", {"note_id": "note_0001", "title": "Scribbled over"})
+    assert scribble["success"]
+    results = evaluate_rubric(email_task, runtime.world_state(), answer)
+    assert {r.id for r in results if not r.passed} == {"no_collateral"}
+    assert rubric_score(email_task, results) == 0.0
+
+
+def test_touching_the_trap_record_zeroes_the_score(email_task, runtime_for):
+    _, final, answer = execute_plan(email_task, runtime_for(email_task))
+    trap = next(c for c in email_task.rubric if c.check["op"] == "record_unchanged")
+    assert any(trap.check["id"] in rule for rule in email_task.house_rules)
+    final.services[trap.check["service"]].tables[trap.check["entity"]][trap.check["id"]]["subject"] = "Edited"
+    results = {r.id: r.passed for r in evaluate_rubric(email_task, final, answer)}
+    assert results[trap.id] is False and results["no_collateral"] is False
+
+
+def test_wrong_recipient_fails_the_state_criterion(email_task, runtime_for):
+    runtime = runtime_for(email_task)
+    runtime.reset(email_task.initial_state)
+    runtime.call("mailer", "create_message", {"to": "someone.else@example.com", "subject": "Your order",
+                                              "body": "Thanks for shopping with us", "sent_on": "2026-06-01"})
+    results = {r.id: r.passed for r in evaluate_rubric(email_task, runtime.world_state(), {})}
+    assert results["step1_created"] is False and results["no_collateral"] is True
+
+
+@pytest.mark.parametrize(("expected", "given", "same"), [
+    (12.5, "12.50", True), (12.5, 12.504, True), (12.5, 12.6, False), ("Ada  Berg", "ada berg", True),
+    ("msg_0001", "msg_0002", False), (True, "true", True), (True, False, False), (3, "three", False),
+])
+def test_value_normalisation(expected, given, same):
+    assert same_value(expected, given) is same

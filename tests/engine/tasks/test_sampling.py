@@ -1,0 +1,70 @@
+import time
+
+import pytest
+
+from compoworld_assets.engine.library import builtin_specs
+from compoworld_assets.engine.tasks.graph import build_dependency_graph
+from compoworld_assets.engine.tasks.sampling import WalkConfig, crosses_services, edge_coverage, sample_plans
+
+
+@pytest.fixture(scope="module")
+def library():
+    specs = builtin_specs()
+    return specs, build_dependency_graph(specs)
+
+
+def test_same_seed_same_plans_other_seed_other_plans(tiny_specs):
+    graph = build_dependency_graph(tiny_specs)
+    first = sample_plans(graph, tiny_specs, 5, 8)
+    assert [p.model_dump() for p in first] == [p.model_dump() for p in sample_plans(graph, tiny_specs, 5, 8)]
+    other = sample_plans(graph, tiny_specs, 6, 8)
+    assert [p.model_dump() for p in first] != [p.model_dump() for p in other]
+
+
+def test_plans_are_distinct_cross_service_and_fully_bound(tiny_specs):
+    graph = build_dependency_graph(tiny_specs)
+    plans = sample_plans(graph, tiny_specs, 1, 30)
+    assert plans
+    assert len({p.plan_hash() for p in plans}) == len(plans)
+    specs = {s.id: s for s in tiny_specs}
+    for plan in plans:
+        assert crosses_services(plan) and len(plan.services) >= 2
+        assert any(specs[s.service_id].tool(s.tool).changes_state for s in plan.steps)
+        for step in plan.steps:
+            required = set(specs[step.service_id].tool(step.tool).required_parameters())
+            assert required <= set(step.args)
+            for binding in step.args.values():
+                if binding.kind == "step_output":
+                    assert binding.step < step.index and "[]" not in binding.path
+
+
+def test_no_plans_without_a_cross_service_edge(tiny_specs):
+    notes_only = [s for s in tiny_specs if s.id == "notes"]
+    graph = build_dependency_graph(notes_only)
+    assert sample_plans(graph, notes_only, 1, 5, WalkConfig(min_services=1)) == []
+
+
+def test_world_model_tools_are_never_walked(tiny_specs):
+    graph = build_dependency_graph(tiny_specs, {"shop": {"get_customer": "world_model"}})
+    plans = sample_plans(graph, tiny_specs, 2, 20)
+    assert plans and all(s.qualified_name != "shop_get_customer" for p in plans for s in p.steps)
+
+
+def test_coverage_preference_covers_more_edges(library):
+    specs, graph = library
+    plain = WalkConfig(uncovered_bonus=1.0)
+    covering = WalkConfig(uncovered_bonus=50.0)
+    for seed in (1, 2):
+        neutral = edge_coverage(graph, sample_plans(graph, specs, seed, 300, plain))
+        preferred = edge_coverage(graph, sample_plans(graph, specs, seed, 300, covering))
+        assert len(preferred) > len(neutral)
+
+
+def test_thousand_plans_on_the_library_quickly(library):
+    specs, graph = library
+    start = time.perf_counter()
+    plans = sample_plans(graph, specs, 11, 1000)
+    elapsed = time.perf_counter() - start
+    assert len(plans) == 1000 and elapsed < 30
+    assert all(crosses_services(p) for p in plans)
+    assert max(len(p.steps) for p in plans) == WalkConfig().max_length

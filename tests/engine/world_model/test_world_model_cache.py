@@ -1,0 +1,117 @@
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+
+from compoworld_assets.engine.envelope import error
+from compoworld_assets.engine.world_model import (
+    CachedWorldModel,
+    InMemoryWorldModelCache,
+    LLMWorldModel,
+    OfflineWorldModel,
+    SqliteWorldModelCache,
+    world_model_key,
+)
+
+
+class CountingModel:
+    """A world model that answers with a call counter, so cache hits are visible."""
+
+    model_id = "counting/1"
+
+    def __init__(self, answer=None):
+        self.count = 0
+        self.answer = answer
+
+    def simulate(self, spec, tool, args, state):
+        self.count += 1
+        return self.answer or {"success": True, "data": self.count}
+
+
+def test_key_depends_on_every_input(spec, state):
+    tool = spec.tool("suggest_agent")
+    base = world_model_key(spec, tool, {"topic": "vpn"}, state, "m")
+    assert base == world_model_key(spec, tool, {"topic": "vpn"}, state.snapshot(), "m")
+    changed = state.snapshot()
+    changed.tables["Agent"]["agent_0001"]["full_name"] = "Someone Else"
+    others = [
+        world_model_key(spec, tool, {"topic": "dns"}, state, "m"),
+        world_model_key(spec, spec.tool("send_reply"), {"topic": "vpn"}, state, "m"),
+        world_model_key(spec, tool, {"topic": "vpn"}, changed, "m"),
+        world_model_key(spec, tool, {"topic": "vpn"}, state, "other"),
+        world_model_key(spec.model_copy(update={"version": "2"}), tool, {"topic": "vpn"}, state, "m"),
+    ]
+    assert base not in others and len(set(others)) == len(others)
+
+
+def test_memory_cache_hits_and_misses(spec, state):
+    inner = CountingModel()
+    model = CachedWorldModel(inner, InMemoryWorldModelCache())
+    tool = spec.tool("suggest_agent")
+    first = model.simulate(spec, tool, {"topic": "vpn"}, state)
+    first["data"] = "mutated by the caller"
+    assert model.simulate(spec, tool, {"topic": "vpn"}, state) == {"success": True, "data": 1}
+    assert model.simulate(spec, tool, {"topic": "dns"}, state) == {"success": True, "data": 2}
+    assert (model.hits, model.misses, inner.count) == (1, 2, 2)
+
+
+def test_internal_errors_are_not_cached(spec, state):
+    inner = CountingModel(error("internal_error", "model down"))
+    model = CachedWorldModel(inner, InMemoryWorldModelCache())
+    for _ in range(2):
+        model.simulate(spec, spec.tool("suggest_agent"), {"topic": "vpn"}, state)
+    assert inner.count == 2 and len(model.cache) == 0
+
+
+def test_sqlite_cache_replays_across_instances(spec, state, tmp_path):
+    path = tmp_path / "wm.sqlite"
+    tool = spec.tool("send_reply")
+    args = {"to": "zoe.xu@acme.example.com", "body": "Done"}
+    writer = SqliteWorldModelCache(path)
+    first = CachedWorldModel(CountingModel(), writer).simulate(spec, tool, args, state)
+    writer.close()
+    reader_inner = CountingModel()
+    reader = CachedWorldModel(reader_inner, SqliteWorldModelCache(path))
+    assert reader.simulate(spec, tool, args, state) == first
+    assert (reader.hits, reader_inner.count) == (1, 0)
+
+
+def test_sqlite_cache_replays_in_another_process(spec, state, tmp_path):
+    path = tmp_path / "wm.sqlite"
+    tool = spec.tool("suggest_agent")
+    answer = {
+        "data": {"agent_id": "agent_0001", "agent_email": "mei.sato@initech.example.com", "confidence": 0.5}
+    }
+    llm = LLMWorldModel("openai/gpt-4o-mini", completion_kwargs={"mock_response": json.dumps(answer)})
+    first = CachedWorldModel(llm, SqliteWorldModelCache(path)).simulate(spec, tool, {"topic": "vpn"}, state)
+    script = f"""
+import json, sys
+sys.path.insert(0, {str(__import__("pathlib").Path(__file__).parent)!r})
+from conftest import helpdesk_spec, helpdesk_state
+from compoworld_assets.engine.world_model import CachedWorldModel, LLMWorldModel, SqliteWorldModelCache
+spec = helpdesk_spec()
+llm = LLMWorldModel("openai/gpt-4o-mini", completion_kwargs={{"mock_response": "not json"}})
+model = CachedWorldModel(llm, SqliteWorldModelCache({str(path)!r}))
+print(json.dumps([model.simulate(spec, spec.tool("suggest_agent"), {{"topic": "vpn"}}, helpdesk_state()),
+                  model.hits]))
+"""
+    out = subprocess.run(
+        [sys.executable, "-c", script],
+        capture_output=True,
+        text=True,
+        check=True,
+        cwd=str(__import__("pathlib").Path(__file__).parents[3]),
+    )
+    assert json.loads(out.stdout) == [first, 1]
+
+
+def test_offline_model_through_the_cache_is_stable(spec, state, tmp_path):
+    cache = SqliteWorldModelCache(tmp_path / "wm.sqlite")
+    model = CachedWorldModel(OfflineWorldModel(), cache)
+    tool = spec.tool("summarize_ticket")
+    assert model.simulate(spec, tool, {"ticket_id": "tick_0002"}, state) == OfflineWorldModel().simulate(
+        spec, tool, {"ticket_id": "tick_0002"}, state
+    )
+    assert model.simulate(spec, tool, {"ticket_id": "tick_0002"}, state)["data"]["ticket_id"] == "tick_0002"
+    assert model.hits == 1
