@@ -48,7 +48,11 @@ def _cell(value: object, width: int) -> str:
 
 
 def render_table(rows: list[dict[str, object]]) -> str:
-    lines = [" ".join(_cell(title, width) if key == "backend" else f"{title:>{width}}" for key, title, width in COLUMNS)]
+    lines = [
+        " ".join(
+            _cell(title, width) if key == "backend" else f"{title:>{width}}" for key, title, width in COLUMNS
+        )
+    ]
     lines.extend(" ".join(_cell(row[key], width) for key, _, width in COLUMNS) for row in rows)
     return "\n".join(lines)
 

@@ -19,7 +19,7 @@ from compoworld_assets.engine.runtime.state import ServiceState
 from compoworld_assets.engine.specs.model import ServiceSpec
 from compoworld_assets.engine.synthesis.base import SynthesizedModule, Synthesizer
 from compoworld_assets.engine.values import schema_value
-from compoworld_assets.engine.verification import ToolVerdict, verify_service
+from compoworld_assets.engine.verification import ToolVerdict, generate_cases, verify_service
 from compoworld_assets.engine.world_model.base import WorldModel
 
 
@@ -82,11 +82,12 @@ def build_service(
 
 def probe_world_model(spec: ServiceSpec, tool_name: str, world_model: WorldModel, state: ServiceState,
                       seed: int) -> WorldModelProbe:
-    """Simulate one schema-valid call and type-check the answer against the tool's returns schema."""
+    """Simulate one valid call (ids point at stored records) and type-check the answer."""
     import jsonschema
 
     tool = spec.tool(tool_name)
-    args = schema_value(tool.parameters, random.Random(f"{seed}:{spec.id}:{tool_name}"))
+    valid = [c.args for c in generate_cases(spec, tool, state, seed) if c.kind == "valid"]
+    args = valid[0] if valid else schema_value(tool.parameters, random.Random(f"{seed}:{spec.id}:{tool_name}"))
     result = world_model.simulate(spec, tool, args, state)
     if not is_envelope(result):
         return WorldModelProbe(tool=tool_name, passed=False, detail="world model returned a non-envelope")

@@ -35,6 +35,11 @@ DEFAULT_CATEGORY = "multi_turn_base"
 _CONFIG_MODULE = "bfcl_eval.constants.executable_backend_config"
 
 
+def is_long_context(category: str) -> bool:
+    """BFCL loads the long-context categories' scenarios with ``long_context=True`` (extra state)."""
+    return category.endswith("long_context")
+
+
 @dataclass(frozen=True)
 class BfclEntry:
     """One multi-turn entry: its id, classes, initial config and ground-truth turns of call strings."""
@@ -68,7 +73,9 @@ def _json_lines(path: Path) -> list[dict[str, Any]]:
 def load_entries(category: str = DEFAULT_CATEGORY) -> list[BfclEntry]:
     """The entries of ``category`` joined with their ground truth, in file order."""
     data = _data_dir()
-    answers = {a["id"]: a["ground_truth"] for a in _json_lines(data / "possible_answer" / f"BFCL_v4_{category}.json")}
+    answers = {
+        a["id"]: a["ground_truth"] for a in _json_lines(data / "possible_answer" / f"BFCL_v4_{category}.json")
+    }
     return [
         BfclEntry(
             id=raw["id"],
@@ -106,7 +113,9 @@ def _backend_class(backend: str) -> type:
 def backend_methods(backend: str) -> frozenset[str]:
     """The public method names of a backend class (what BFCL's executor routes calls to)."""
     return frozenset(
-        name for name, _ in inspect.getmembers(_backend_class(backend), inspect.isfunction) if not name.startswith("_")
+        name
+        for name, _ in inspect.getmembers(_backend_class(backend), inspect.isfunction)
+        if not name.startswith("_")
     )
 
 
@@ -120,16 +129,20 @@ class ReferenceResult:
 class ReferenceBackend:
     """A fresh instance of one BFCL backend loaded with an entry's config for that class."""
 
-    def __init__(self, backend: str, initial_config: dict[str, Any]) -> None:
+    def __init__(self, backend: str, initial_config: dict[str, Any], long_context: bool = False) -> None:
         self.backend = backend
         self.instance = _backend_class(backend)()
         stateless = importlib.import_module(_CONFIG_MODULE).STATELESS_CLASSES
         if backend not in stateless:
-            self.instance._load_scenario(copy.deepcopy(initial_config), long_context=False)
+            self.instance._load_scenario(copy.deepcopy(initial_config), long_context=long_context)
 
     def parameter_names(self, method: str) -> list[str]:
         signature = inspect.signature(getattr(self.instance, method))
-        return [p.name for p in signature.parameters.values() if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)]
+        return [
+            p.name
+            for p in signature.parameters.values()
+            if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)
+        ]
 
     def call(self, method: str, args: dict[str, Any]) -> ReferenceResult:
         try:

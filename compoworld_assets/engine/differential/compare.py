@@ -68,7 +68,9 @@ def result_matches(expected: Any, envelope: dict[str, Any]) -> bool:
     """
     data = envelope.get("data")
     if isinstance(expected, dict):
-        return isinstance(data, dict) and all(k in data and values_equal(data[k], v) for k, v in expected.items())
+        return isinstance(data, dict) and all(
+            k in data and values_equal(data[k], v) for k, v in expected.items()
+        )
     if isinstance(data, dict) and len(data) == 1:
         data = next(iter(data.values()))
     return values_equal(data, expected)

@@ -20,6 +20,7 @@ from compoworld_assets.engine.differential.bfcl import (
     ReferenceBackend,
     backend_methods,
     import_backend_spec,
+    is_long_context,
     load_entries,
 )
 from compoworld_assets.engine.differential.calls import bind_arguments, json_ready, parse_call
@@ -149,14 +150,18 @@ def backend_calls(entry: BfclEntry, methods: frozenset[str]) -> list[str]:
 
 
 def compare_sequence(
-    backend: str, spec: ServiceSpec, runtime: ServiceRuntime, entry: BfclEntry, calls: Sequence[str]
+    backend: str,
+    spec: ServiceSpec,
+    runtime: ServiceRuntime,
+    entry: BfclEntry,
+    calls: Sequence[str],
+    long_context: bool = False,
 ) -> tuple[SequenceComparison, dict[str, str]]:
     """Run ``calls`` on a fresh reference instance and on ``runtime``; also the state mapping used."""
     config = entry.initial_config.get(backend, {})
-    reference = ReferenceBackend(backend, config)
+    reference = ReferenceBackend(backend, config, long_context)
     start_state = reference.state()
     comparisons: list[CallComparison] = []
-    envelopes_ok: list[bool] = []
     results = []
     for text in calls:
         parsed = parse_call(text)
@@ -168,8 +173,8 @@ def compare_sequence(
     for text, name, args, outcome in results:
         envelope = runtime.call(name, json_ready(args))
         agrees, matches = call_agreement(outcome.ok, outcome.value, envelope)
-        envelopes_ok.append(envelope.get("success") is True)
-        comparisons.append(CallComparison(text, outcome.ok, envelopes_ok[-1], agrees, matches))
+        ours_ok = envelope.get("success") is True
+        comparisons.append(CallComparison(text, outcome.ok, ours_ok, agrees, matches))
     expected = comparable_tables(adapt_state(spec, end_state, mapping).tables, mapping)
     ours = comparable_tables(runtime.state().tables, mapping)
     comparable = bool(mapping)
@@ -182,7 +187,9 @@ def compare_sequence(
     return sequence, mapping
 
 
-def run_backend(backend: str, entries: Iterable[BfclEntry], limit: int | None = None) -> BackendReport:
+def run_backend(
+    backend: str, entries: Iterable[BfclEntry], limit: int | None = None, long_context: bool = False
+) -> BackendReport:
     """Compare every entry involving ``backend`` (the first ``limit`` of them when given)."""
     spec = import_backend_spec(backend)
     module = OfflineSynthesizer().synthesize(spec)
@@ -191,7 +198,8 @@ def run_backend(backend: str, entries: Iterable[BfclEntry], limit: int | None = 
     methods = backend_methods(backend)
     with ServiceRuntime(spec, module, world_model=OfflineWorldModel()) as runtime:
         for entry in involved[:limit] if limit is not None else involved:
-            sequence, mapping = compare_sequence(backend, spec, runtime, entry, backend_calls(entry, methods))
+            calls = backend_calls(entry, methods)
+            sequence, mapping = compare_sequence(backend, spec, runtime, entry, calls, long_context)
             report.sequences.append(sequence)
             report.mapping.update(mapping)
     return report
@@ -201,4 +209,4 @@ def run_differential(
     backends: Sequence[str] = BACKENDS, limit: int | None = None, category: str = DEFAULT_CATEGORY
 ) -> list[BackendReport]:
     entries = load_entries(category)
-    return [run_backend(backend, entries, limit) for backend in backends]
+    return [run_backend(backend, entries, limit, is_long_context(category)) for backend in backends]

@@ -33,7 +33,7 @@ from compoworld_assets.engine.tasks.plan_exec import (
 from compoworld_assets.engine.tasks.rubrics import POSITIVE_KINDS, evaluate_rubric, rubric_score
 from compoworld_assets.engine.types import is_entity_ref, parse_entity_ref
 
-PLACEHOLDER_ANSWER = "done"
+PLACEHOLDER_ANSWER = "n/a"
 
 
 class GateResult(BaseModel):
