@@ -10,12 +10,15 @@ import argparse
 import os
 import shutil
 import sys
+import warnings
 from pathlib import Path
 
 REPO_ROOT = Path(__file__).resolve().parent.parent
 
 
 def _prepare_environment(data_dir: str) -> None:
+    warnings.filterwarnings("ignore", category=Warning, module=r"dagster.*")
+    warnings.filterwarnings("ignore", message=r".*is currently in beta.*")
     os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
     os.environ["COMPOWORLD_DATA_DIR"] = data_dir
     home = Path(os.environ.setdefault("DAGSTER_HOME", str(REPO_ROOT / ".dagster_home")))
@@ -24,7 +27,8 @@ def _prepare_environment(data_dir: str) -> None:
         shutil.copy(REPO_ROOT / "dagster.yaml", home / "dagster.yaml")
 
 
-def run_pipeline(data_dir: str, seed: int, rows_per_entity: int, log_level: str = "WARNING") -> dict[str, int]:
+def run_pipeline(data_dir: str, seed: int, rows_per_entity: int, n_plans: int, task_round: str,
+                 log_level: str = "WARNING") -> dict[str, int]:
     """Materialize the service stages in order; returns the summary counts."""
     import dagster as dg
 
@@ -46,17 +50,23 @@ def run_pipeline(data_dir: str, seed: int, rows_per_entity: int, log_level: str 
             print(f"  check failed: {evaluation.asset_key.to_user_string()} {evaluation.check_name}",
                   file=sys.stderr)
 
-    print("1/4 importing specs …", flush=True)
+    print("1/5 importing specs …", flush=True)
     materialize(["service_specs", "quarantined_specs"])
     partitions = instance.get_dynamic_partitions("service")
-    print(f"2/4 synthesizing and verifying {len(partitions)} services …", flush=True)
+    print(f"2/5 synthesizing and verifying {len(partitions)} services …", flush=True)
     materialize(["services"], tags={"dagster/asset_partition_range_start": partitions[0],
                                     "dagster/asset_partition_range_end": partitions[-1]},
                 run_config={"ops": {"services": {"config": {"seed": seed, "rows_per_entity": rows_per_entity}}}})
-    print("3/4 building the tool catalog …", flush=True)
-    materialize(["tool_catalog"])
-    print("4/4 building the dbt marts …", flush=True)
-    materialize(dg.AssetSelection.groups("reporting"))
+    print("3/5 building the tool catalog and the dependency graph …", flush=True)
+    materialize(["tool_catalog", "dependency_graph", "dependency_graph_nodes"])
+    if not instance.has_dynamic_partition("task_round", task_round):
+        instance.add_dynamic_partitions("task_round", [task_round])
+    print(f"4/5 sampling ~{n_plans} task walks (round {task_round}), rolling out the oracle, verifying …", flush=True)
+    materialize(["sampled_tasks", "quarantined_tasks", "rubrics", "trajectories", "verified_trajectories"],
+                partition_key=task_round,
+                run_config={"ops": {"sample_tasks": {"config": {"seed": seed, "n_plans": n_plans}}}})
+    print("5/5 writing the SFT and RL datasets and the dbt marts …", flush=True)
+    materialize(dg.AssetSelection.assets("sft_dataset", "rl_tasks") | dg.AssetSelection.groups("reporting"))
     return summarize(Path(data_dir) / "compoworld.duckdb")
 
 
@@ -75,6 +85,13 @@ def summarize(database: Path) -> dict[str, int]:
             "verified_tools": one("select count(*) from pipeline.tool_catalog where verdict = 'verified'"),
             "world_model_tools": one("select count(*) from pipeline.tool_catalog where implementation = 'world_model'"),
             "domains": one("select count(distinct domain) from pipeline.service_specs"),
+            "graph_edges": one("select count(*) from pipeline.dependency_graph"),
+            "tasks": one("select count(*) from pipeline.sampled_tasks"),
+            "quarantined_tasks": one("select count(*) from pipeline.quarantined_tasks"),
+            "trajectories": one("select count(*) from pipeline.trajectories"),
+            "verified_trajectories": one("select count(*) from pipeline.verified_trajectories where passed"),
+            "sft_samples": one("select count(*) from pipeline.sft_dataset"),
+            "rl_tasks": one("select count(*) from pipeline.rl_tasks"),
         }
 
 
@@ -93,13 +110,15 @@ def main(argv: list[str] | None = None) -> int:
     run.add_argument("--data-dir", default="data")
     run.add_argument("--seed", type=int, default=7)
     run.add_argument("--rows-per-entity", type=int, default=5)
+    run.add_argument("--tasks", type=int, default=1100, help="task walks to sample (tasks = those passing the gate)")
+    run.add_argument("--round", default="r000", help="task generation round (a task_round partition)")
     run.add_argument("--log-level", default="WARNING", help="Dagster console log level (DEBUG for everything)")
     status = sub.add_parser("status", help="print the counts stored in the DuckDB file")
     status.add_argument("--data-dir", default="data")
     args = parser.parse_args(argv)
     _prepare_environment(args.data_dir)
     if args.command == "run":
-        summary = run_pipeline(args.data_dir, args.seed, args.rows_per_entity, args.log_level)
+        summary = run_pipeline(args.data_dir, args.seed, args.rows_per_entity, args.tasks, args.round, args.log_level)
     else:
         summary = summarize(Path(args.data_dir) / "compoworld.duckdb")
     _print_summary(summary, args.data_dir)

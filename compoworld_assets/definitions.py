@@ -8,17 +8,27 @@ import dagster as dg
 
 from compoworld_assets.defs.catalog import assets as catalog_assets
 from compoworld_assets.defs.catalog import checks as catalog_checks
+from compoworld_assets.defs.datasets import assets as datasets_assets
+from compoworld_assets.defs.datasets import checks as datasets_checks
+from compoworld_assets.defs.graph import assets as graph_assets
+from compoworld_assets.defs.graph import checks as graph_checks
 from compoworld_assets.defs.reporting import assets as reporting_assets
 from compoworld_assets.defs.services import assets as services_assets
 from compoworld_assets.defs.services import checks as services_checks
 from compoworld_assets.defs.specs import assets as specs_assets
 from compoworld_assets.defs.specs import checks as specs_checks
+from compoworld_assets.defs.tasks import assets as tasks_assets
+from compoworld_assets.defs.tasks import checks as tasks_checks
+from compoworld_assets.defs.trajectories import assets as trajectories_assets
+from compoworld_assets.defs.trajectories import checks as trajectories_checks
 from resources import LLMResource, SandboxResource, SpecSourcesResource, StorageResource, duckdb_io_manager
 from sensors import jobs as pipeline_jobs
 from sensors import spec_drop_folder
 
-ASSET_MODULES = [specs_assets, services_assets, catalog_assets, reporting_assets]
-CHECK_MODULES = [specs_checks, services_checks, catalog_checks]
+ASSET_MODULES = [specs_assets, services_assets, catalog_assets, graph_assets, tasks_assets, trajectories_assets,
+                 datasets_assets, reporting_assets]
+CHECK_MODULES = [specs_checks, services_checks, catalog_checks, graph_checks, tasks_checks, trajectories_checks,
+                 datasets_checks]
 
 
 def build_resources(data_dir: str | None = None) -> dict[str, object]:

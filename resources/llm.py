@@ -6,6 +6,7 @@ env var named by ``api_key_env``), a vLLM server (``model="hosted_vllm/<name>"``
 """
 
 
+import os
 from collections.abc import Callable
 from pathlib import Path
 from typing import Literal
@@ -14,6 +15,7 @@ import dagster as dg
 
 from compoworld_assets.engine.runtime.executor import ToolExecutor
 from compoworld_assets.engine.synthesis.base import Synthesizer
+from compoworld_assets.engine.tasks.instructions import InstructionWriter
 from compoworld_assets.engine.world_model.base import WorldModel
 
 
@@ -39,6 +41,22 @@ class LLMResource(dg.ConfigurableResource):
             max_rounds=self.max_rounds,
             executor_factory=executor_factory,
         )
+
+    def instruction_writer(self) -> InstructionWriter:
+        from compoworld_assets.engine.tasks.instructions import LLMWriter, TemplateWriter
+
+        if self.backend == "offline":
+            return TemplateWriter()
+        return LLMWriter(self.model, **self.completion_kwargs())
+
+    def completion_kwargs(self) -> dict[str, str]:
+        """api_base and the key (read from the env var named by ``api_key_env``) for litellm calls."""
+        kwargs: dict[str, str] = {}
+        if self.api_base:
+            kwargs["api_base"] = self.api_base
+        if self.api_key_env and os.environ.get(self.api_key_env):
+            kwargs["api_key"] = os.environ[self.api_key_env]
+        return kwargs
 
     def world_model(self, cache_path: Path) -> WorldModel:
         from compoworld_assets.engine.world_model.cache import CachedWorldModel, SqliteWorldModelCache

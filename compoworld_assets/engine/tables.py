@@ -11,6 +11,7 @@ from collections.abc import Iterable
 import polars as pl
 
 from compoworld_assets.engine.canonical import content_hash
+from compoworld_assets.engine.runtime.state import ServiceState
 from compoworld_assets.engine.service_build import BuiltService, ServiceBuild
 from compoworld_assets.engine.specs.model import QuarantinedSpec, ServiceSpec
 from compoworld_assets.engine.synthesis.base import SynthesizedModule
@@ -28,7 +29,7 @@ SERVICE_SCHEMA = {
     "service_id": pl.String, "version": pl.String, "spec_hash": pl.String, "synthesizer": pl.String,
     "synthesizer_version": pl.String, "module_hash": pl.String, "module_source": pl.String,
     "rounds": pl.Int64, "n_tools": pl.Int64, "n_verified": pl.Int64, "n_world_model": pl.Int64,
-    "seed_state_hash": pl.String, "verdicts_json": pl.String,
+    "seed_state_hash": pl.String, "seed_state_json": pl.String, "verdicts_json": pl.String,
 }
 CATALOG_SCHEMA = {
     "qualified_name": pl.String, "service_id": pl.String, "tool_name": pl.String, "domain": pl.String,
@@ -83,6 +84,7 @@ def service_rows(builds: Iterable[ServiceBuild]) -> pl.DataFrame:
             "module_hash": b.module.source_hash, "module_source": b.module.source, "rounds": b.module.rounds,
             "n_tools": len(b.spec.tools), "n_verified": len(b.verified_tools),
             "n_world_model": len(b.world_model_tools), "seed_state_hash": b.seed_state.content_hash(),
+            "seed_state_json": b.seed_state.model_dump_json(),
             "verdicts_json": json.dumps(verdicts, sort_keys=True),
         })
     return pl.DataFrame(rows, schema=SERVICE_SCHEMA)
@@ -135,3 +137,8 @@ def built_services_from_rows(specs: dict[str, ServiceSpec], services: pl.DataFra
         )
         built[spec.id] = BuiltService(spec=spec, module=module, implementation=implementation)
     return built
+
+
+def seed_states_from_rows(services: pl.DataFrame) -> dict[str, ServiceState]:
+    return {row["service_id"]: ServiceState.model_validate_json(row["seed_state_json"])
+            for row in services.iter_rows(named=True)}

@@ -55,7 +55,7 @@ def _is_date(value: str) -> bool:
 
 def _is_datetime(value: str) -> bool:
     try:
-        datetime.fromisoformat(value.replace("Z", "+00:00"))
+        datetime.fromisoformat(value)
     except ValueError:
         return False
     return "T" in value

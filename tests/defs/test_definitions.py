@@ -6,6 +6,8 @@ from compoworld_assets.definitions import defs
 
 EXPECTED_ASSETS = {
     "service_specs", "quarantined_specs", "services", "tool_catalog",
+    "dependency_graph", "dependency_graph_nodes", "sampled_tasks", "quarantined_tasks", "rubrics",
+    "trajectories", "verified_trajectories", "sft_dataset", "rl_tasks",
     "staging/stg_service_specs", "staging/stg_quarantined_specs", "staging/stg_services",
     "staging/stg_tool_catalog", "marts/catalog_by_domain", "marts/verification_funnel",
 }
@@ -18,6 +20,19 @@ EXPECTED_CHECKS = {
     ("tool_catalog", "qualified_names_unique"),
     ("tool_catalog", "tools_usable"),
     ("tool_catalog", "no_unusable_tools"),
+    ("dependency_graph", "edges_join_known_tools"),
+    ("dependency_graph_nodes", "node_names_unique"),
+    ("quarantined_tasks", "quarantined_tasks_explained"),
+    ("rl_tasks", "rl_tasks_have_rubrics"),
+    ("rubrics", "rubrics_well_formed"),
+    ("sampled_tasks", "gate_pass_share"),
+    ("sampled_tasks", "heldout_combinations_unseen"),
+    ("sampled_tasks", "plan_hashes_unique"),
+    ("sampled_tasks", "tasks_cross_services"),
+    ("sft_dataset", "sft_samples_complete"),
+    ("trajectories", "calls_name_known_tools"),
+    ("verified_trajectories", "kept_means_verified"),
+    ("verified_trajectories", "verification_yield"),
     ("marts/catalog_by_domain", "not_null_catalog_by_domain_n_tools"),
     ("marts/catalog_by_domain", "not_null_catalog_by_domain_service_id"),
     ("marts/catalog_by_domain", "unique_catalog_by_domain_service_id"),

@@ -1,0 +1,44 @@
+"""Stage 7: training data — SFT samples from kept trajectories, RL tasks — in every round."""
+
+import json
+
+import dagster as dg
+import polars as pl
+
+from compoworld_assets.engine.canonical import content_hash
+from compoworld_assets.engine.exports import write_samples
+from resources import StorageResource
+
+DATASET_VERSION = "1"
+
+SFT_SCHEMA = {"trajectory_id": pl.String, "task_id": pl.String, "round": pl.String, "domain": pl.String,
+              "sample_json": pl.String}
+RL_SCHEMA = {"task_id": pl.String, "round": pl.String, "domain": pl.String, "n_criteria": pl.Int64,
+             "task_json": pl.String}
+
+
+@dg.asset(group_name="datasets", code_version=DATASET_VERSION, pool="duckdb",
+          metadata={"primary_key": "trajectory_id"})
+def sft_dataset(verified_trajectories: pl.DataFrame, storage: StorageResource) -> dg.Output[pl.DataFrame]:
+    """Kept trajectories of train-split tasks in the CompoWorld sample format (also data/exports/sft.jsonl)."""
+    kept = verified_trajectories.filter(pl.col("passed") & (pl.col("split") == "train")).sort("trajectory_id")
+    samples = [json.loads(s) for s in kept["sample_json"].to_list()]
+    frame = pl.DataFrame([{
+        "trajectory_id": row["trajectory_id"], "task_id": row["task_id"], "round": row["round"],
+        "domain": sample["meta"]["domain"], "sample_json": row["sample_json"],
+    } for row, sample in zip(kept.iter_rows(named=True), samples, strict=True)], schema=SFT_SCHEMA)
+    path = storage.path("exports", "sft.jsonl")
+    written = write_samples(samples, path)
+    return dg.Output(frame, data_version=dg.DataVersion(content_hash(frame["sample_json"].to_list())[:16]),
+                     metadata={"n_samples": written, "path": dg.MetadataValue.path(str(path))})
+
+
+@dg.asset(group_name="datasets", code_version=DATASET_VERSION, pool="duckdb", metadata={"primary_key": "task_id"})
+def rl_tasks(sampled_tasks: pl.DataFrame, storage: StorageResource) -> dg.Output[pl.DataFrame]:
+    """RL-split tasks with their rubrics (also data/exports/rl_tasks.jsonl, one Task JSON per line)."""
+    rl = sampled_tasks.filter(pl.col("split") == "rl").sort("task_id")
+    frame = rl.select("task_id", "round", "domain", "n_criteria", "task_json")
+    path = storage.path("exports", "rl_tasks.jsonl")
+    path.write_text("".join(t + "\n" for t in frame["task_json"].to_list()))
+    return dg.Output(frame.cast(RL_SCHEMA), data_version=dg.DataVersion(content_hash(frame["task_json"].to_list())[:16]),
+                     metadata={"n_tasks": len(frame), "path": dg.MetadataValue.path(str(path))})

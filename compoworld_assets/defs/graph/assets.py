@@ -1,0 +1,46 @@
+"""Stage 4: the tool dependency graph over every built service."""
+
+import dagster as dg
+import polars as pl
+
+from compoworld_assets.engine import tables
+from compoworld_assets.engine.canonical import content_hash
+from compoworld_assets.engine.tasks.graph import (
+    build_dependency_graph,
+    graph_statistics,
+    graph_tables,
+    service_graph_mermaid,
+)
+
+GRAPH_VERSION = "1"
+
+
+@dg.multi_asset(
+    outs={
+        "dependency_graph": dg.AssetOut(
+            description="Edges t1 → t2: an output of t1 can feed an input of t2 (type edge) or t1 writes "
+                        "an entity t2 reads (state edge).",
+            code_version=GRAPH_VERSION),
+        "dependency_graph_nodes": dg.AssetOut(description="One node per tool with its degrees.",
+                                              code_version=GRAPH_VERSION,
+                                              metadata={"primary_key": "qualified_name"}),
+    },
+    group_name="tasks",
+    pool="duckdb",
+)
+def dependency_graph(service_specs: pl.DataFrame, services: pl.DataFrame):
+    specs = tables.specs_from_rows(service_specs)
+    built = tables.built_services_from_rows(specs, services)
+    graph = build_dependency_graph([specs[s] for s in sorted(built)],
+                                   {sid: b.implementation for sid, b in built.items()})
+    nodes, edges = graph_tables(graph)
+    stats = graph_statistics(graph)
+    yield dg.Output(edges, "dependency_graph", data_version=dg.DataVersion(content_hash(edges.rows())[:16]),
+                    metadata={
+                        **{k: v for k, v in stats.items() if isinstance(v, (int, float))},
+                        "statistics": dg.MetadataValue.json(stats),
+                        "service_graph": dg.MetadataValue.md(f"```mermaid\n{service_graph_mermaid(graph)}\n```"),
+                    })
+    yield dg.Output(nodes, "dependency_graph_nodes",
+                    data_version=dg.DataVersion(content_hash(nodes.rows())[:16]),
+                    metadata={"nodes": len(nodes)})

@@ -1,0 +1,93 @@
+"""Stage 5: sample cross-service tasks per generation round; derive their rubrics."""
+
+import dagster as dg
+import polars as pl
+
+from compoworld_assets.defs.tasks.partitions import task_rounds
+from compoworld_assets.engine import tables, task_tables
+from compoworld_assets.engine.canonical import content_hash
+from compoworld_assets.engine.tasks.instantiate import TaskConfig
+from compoworld_assets.engine.tasks.pipeline import GenerationConfig, generate_tasks
+from compoworld_assets.engine.tasks.sampling import WalkConfig
+from resources import LLMResource
+
+SAMPLER_VERSION = "1"
+
+
+class TaskRoundConfig(dg.Config):
+    seed: int = 7
+    n_plans: int = 1100
+    min_length: int = 2
+    max_length: int = 5
+    min_services: int = 2
+    heldout_fraction: float = 0.2
+    rl_fraction: float = 0.3
+    traps: bool = True
+
+    def generation(self) -> GenerationConfig:
+        return GenerationConfig(
+            walk=WalkConfig(min_length=self.min_length, max_length=self.max_length, min_services=self.min_services),
+            task=TaskConfig(traps=self.traps),
+            heldout_fraction=self.heldout_fraction, rl_fraction=self.rl_fraction,
+        )
+
+
+def round_seed(seed: int, round_key: str) -> int:
+    """Each round samples with its own seed, derived from the run seed and the round name."""
+    return int(content_hash(["task-round", seed, round_key])[:8], 16)
+
+
+@dg.multi_asset(
+    outs={
+        "sampled_tasks": dg.AssetOut(
+            description="Tasks whose walk crosses services and that passed the verifier self-test gate.",
+            code_version=SAMPLER_VERSION, metadata={"partition_expr": "round", "primary_key": "task_id"}),
+        "quarantined_tasks": dg.AssetOut(
+            description="Walks that could not become a task, or tasks that failed the gate, with the reason.",
+            code_version=SAMPLER_VERSION, metadata={"partition_expr": "round"}),
+    },
+    ins={"services": dg.AssetIn(partition_mapping=dg.AllPartitionMapping())},
+    partitions_def=task_rounds,
+    group_name="tasks",
+    pool="duckdb",
+)
+def sample_tasks(context: dg.AssetExecutionContext, config: TaskRoundConfig, service_specs: pl.DataFrame,
+                 services: pl.DataFrame, llm: LLMResource):
+    """Random walks over the dependency graph → seeded worlds, instructions, rubrics → self-test gate."""
+    round_key = context.partition_key
+    specs = tables.specs_from_rows(service_specs)
+    built = tables.built_services_from_rows(specs, services)
+    tasks, quarantined = generate_tasks([specs[s] for s in sorted(built)], built,
+                                        round_seed(config.seed, round_key), config.n_plans,
+                                        config.generation(), writer=llm.instruction_writer())
+    for i, task in enumerate(tasks):
+        tasks[i] = task.model_copy(update={"round": round_key})
+    frame = task_tables.task_rows(tasks, round_key)
+    gated = len(tasks) + sum(q.stage == "gate" for q in quarantined)
+    yield dg.Output(frame, "sampled_tasks", data_version=dg.DataVersion(content_hash(frame["task_hash"].to_list())[:16]),
+                    metadata={
+                        "n_tasks": len(frame),
+                        "n_plans": config.n_plans,
+                        "gate_pass_share": round(len(tasks) / gated, 4) if gated else 0.0,
+                        "by_split": dg.MetadataValue.json(dict(frame.group_by("split").len().sort("split").iter_rows())),
+                        "by_length": dg.MetadataValue.json(
+                            {str(k): v for k, v in frame.group_by("n_steps").len().sort("n_steps").iter_rows()}),
+                        "by_services": dg.MetadataValue.json(
+                            {str(k): v for k, v in frame.group_by("n_services").len().sort("n_services").iter_rows()}),
+                    })
+    qframe = task_tables.quarantined_task_rows(quarantined, round_key)
+    yield dg.Output(qframe, "quarantined_tasks", metadata={
+        "n_quarantined": len(qframe),
+        "by_stage": dg.MetadataValue.json(dict(qframe.group_by("stage").len().sort("stage").iter_rows())),
+    })
+
+
+@dg.asset(partitions_def=task_rounds, group_name="tasks", code_version=SAMPLER_VERSION, pool="duckdb",
+          metadata={"partition_expr": "round", "primary_key": "criterion_key"})
+def rubrics(context: dg.AssetExecutionContext, sampled_tasks: pl.DataFrame) -> dg.Output[pl.DataFrame]:
+    """One row per executable rubric criterion (state, answer, negative) with its weight and check."""
+    frame = task_tables.rubric_rows(task_tables.tasks_from_rows(sampled_tasks), context.partition_key)
+    return dg.Output(frame, metadata={
+        "n_criteria": len(frame),
+        "by_kind": dg.MetadataValue.json(dict(frame.group_by("kind").len().sort("kind").iter_rows())),
+    })

@@ -1,0 +1,67 @@
+"""Checks beside the task assets: what reaches rollouts must be unique, cross-service and gated."""
+
+import json
+
+import dagster as dg
+import polars as pl
+
+GATE_PASS_FLOOR = 0.9
+
+
+@dg.asset_check(asset="sampled_tasks", blocking=True, description="Plan hashes are unique within a round.")
+def plan_hashes_unique(sampled_tasks: pl.DataFrame) -> dg.AssetCheckResult:
+    dupes = int(sampled_tasks["plan_hash"].is_duplicated().sum())
+    return dg.AssetCheckResult(passed=dupes == 0 and len(sampled_tasks) > 0,
+                               metadata={"duplicates": dupes, "tasks": len(sampled_tasks)})
+
+
+@dg.asset_check(asset="sampled_tasks", blocking=True,
+                description="Every task touches at least two services; lengths stay in the sampler's range.")
+def tasks_cross_services(sampled_tasks: pl.DataFrame) -> dg.AssetCheckResult:
+    single = sampled_tasks.filter(pl.col("n_services") < 2)
+    lengths = sampled_tasks["n_steps"]
+    return dg.AssetCheckResult(passed=single.is_empty() and (len(lengths) == 0 or lengths.min() >= 2), metadata={
+        "single_service_tasks": len(single),
+        "length_distribution": dg.MetadataValue.json(
+            {str(k): v for k, v in sampled_tasks.group_by("n_steps").len().sort("n_steps").iter_rows()}),
+        "services_distribution": dg.MetadataValue.json(
+            {str(k): v for k, v in sampled_tasks.group_by("n_services").len().sort("n_services").iter_rows()}),
+    })
+
+
+@dg.asset_check(asset="sampled_tasks", blocking=True,
+                description="Held-out tasks use service combinations never seen in train or RL.")
+def heldout_combinations_unseen(sampled_tasks: pl.DataFrame) -> dg.AssetCheckResult:
+    heldout = set(sampled_tasks.filter(pl.col("split") == "heldout")["service_combination"].to_list())
+    seen = set(sampled_tasks.filter(pl.col("split") != "heldout")["service_combination"].to_list())
+    leaked = sorted(heldout & seen)
+    return dg.AssetCheckResult(passed=not leaked, metadata={
+        "heldout_combinations": len(heldout), "leaked": dg.MetadataValue.json(leaked[:20])})
+
+
+@dg.asset_check(asset="sampled_tasks", additional_ins={"quarantined_tasks": dg.AssetIn()},
+                description=f"At least {GATE_PASS_FLOOR:.0%} of instantiated tasks pass the verifier self-test.")
+def gate_pass_share(sampled_tasks: pl.DataFrame, quarantined_tasks: pl.DataFrame) -> dg.AssetCheckResult:
+    failed_gate = quarantined_tasks.filter(pl.col("stage") == "gate")
+    gated = len(sampled_tasks) + len(failed_gate)
+    share = len(sampled_tasks) / gated if gated else 0.0
+    return dg.AssetCheckResult(passed=share >= GATE_PASS_FLOOR, metadata={
+        "gate_pass_share": round(share, 4), "failed_gate": len(failed_gate)})
+
+
+@dg.asset_check(asset="quarantined_tasks", description="Every quarantined task names its stage and reason.")
+def quarantined_tasks_explained(quarantined_tasks: pl.DataFrame) -> dg.AssetCheckResult:
+    bad = quarantined_tasks.filter((pl.col("reason").str.strip_chars() == "") |
+                                   ~pl.col("stage").is_in(["instantiate", "gate"]))
+    return dg.AssetCheckResult(passed=bad.is_empty(), metadata={"rows": len(quarantined_tasks), "bad": len(bad)})
+
+
+@dg.asset_check(asset="rubrics", blocking=True,
+                description="Every criterion has a positive weight and every task a positive criterion.")
+def rubrics_well_formed(rubrics: pl.DataFrame) -> dg.AssetCheckResult:
+    bad_weight = rubrics.filter(pl.col("weight") <= 0)
+    positive = set(rubrics.filter(pl.col("kind") != "negative")["task_id"].to_list())
+    without = sorted(set(rubrics["task_id"].to_list()) - positive)
+    checks_parse = all(isinstance(json.loads(c), dict) for c in rubrics["check_json"].to_list())
+    return dg.AssetCheckResult(passed=bad_weight.is_empty() and not without and checks_parse, metadata={
+        "bad_weights": len(bad_weight), "tasks_without_positive_criterion": len(without)})

@@ -1,0 +1,110 @@
+"""Row builders for the task and trajectory stages: engine objects ↔ fixed-schema polars tables."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable
+
+import polars as pl
+
+from compoworld_assets.engine.canonical import content_hash
+from compoworld_assets.engine.rollout.verify import VerifiedTrajectory
+from compoworld_assets.engine.tasks.gate import QuarantinedTask
+from compoworld_assets.engine.tasks.model import Task, Trajectory
+
+TASK_SCHEMA = {
+    "task_id": pl.String, "round": pl.String, "split": pl.String, "plan_hash": pl.String, "domain": pl.String,
+    "services": pl.String, "n_services": pl.Int64, "n_steps": pl.Int64, "n_write_steps": pl.Int64,
+    "n_criteria": pl.Int64, "capabilities": pl.String, "service_combination": pl.String,
+    "instruction": pl.String, "task_hash": pl.String, "task_json": pl.String,
+}
+QUARANTINED_TASK_SCHEMA = {
+    "task_id": pl.String, "round": pl.String, "plan_hash": pl.String, "stage": pl.String, "reason": pl.String,
+}
+RUBRIC_SCHEMA = {
+    "criterion_key": pl.String, "task_id": pl.String, "round": pl.String, "criterion_id": pl.String,
+    "kind": pl.String, "weight": pl.Float64, "description": pl.String, "check_json": pl.String,
+}
+TRAJECTORY_SCHEMA = {
+    "trajectory_id": pl.String, "task_id": pl.String, "round": pl.String, "policy": pl.String,
+    "rollout_idx": pl.Int64, "discover_mode": pl.String, "finish_reason": pl.String, "n_calls": pl.Int64,
+    "n_messages": pl.Int64, "trajectory_hash": pl.String, "trajectory_json": pl.String,
+}
+VERIFIED_SCHEMA = {
+    "trajectory_id": pl.String, "task_id": pl.String, "round": pl.String, "split": pl.String,
+    "replay_identical": pl.Boolean, "rubric_score": pl.Float64, "passed": pl.Boolean, "mismatches": pl.String,
+    "criteria_json": pl.String, "sample_json": pl.String,
+}
+
+VOLATILE_META = ("elapsed_s",)
+
+
+def service_combination(services: Iterable[str]) -> str:
+    return "+".join(sorted(services))
+
+
+def task_rows(tasks: Iterable[Task], round_key: str) -> pl.DataFrame:
+    rows = [{
+        "task_id": t.task_id, "round": round_key, "split": t.split, "plan_hash": t.plan_hash, "domain": t.domain,
+        "services": json.dumps(sorted(t.services)), "n_services": len(t.services), "n_steps": len(t.plan.steps),
+        "n_write_steps": int(t.difficulty.get("write_steps", 0)), "n_criteria": len(t.rubric),
+        "capabilities": json.dumps(sorted(t.capabilities)), "service_combination": service_combination(t.services),
+        "instruction": t.instruction, "task_hash": content_hash(t.model_dump(mode="json")),
+        "task_json": t.model_dump_json(),
+    } for t in tasks]
+    return pl.DataFrame(rows, schema=TASK_SCHEMA)
+
+
+def quarantined_task_rows(entries: Iterable[QuarantinedTask], round_key: str) -> pl.DataFrame:
+    rows = [{"task_id": q.task_id, "round": round_key, "plan_hash": q.plan_hash, "stage": q.stage,
+             "reason": q.reason[:2000]} for q in entries]
+    return pl.DataFrame(rows, schema=QUARANTINED_TASK_SCHEMA)
+
+
+def tasks_from_rows(frame: pl.DataFrame) -> list[Task]:
+    return [Task.model_validate_json(row) for row in frame.sort("task_id")["task_json"].to_list()]
+
+
+def rubric_rows(tasks: Iterable[Task], round_key: str) -> pl.DataFrame:
+    rows = [{
+        "criterion_key": f"{t.task_id}/{c.id}", "task_id": t.task_id, "round": round_key, "criterion_id": c.id,
+        "kind": c.kind, "weight": float(c.weight), "description": c.description,
+        "check_json": json.dumps(c.check, sort_keys=True),
+    } for t in tasks for c in t.rubric]
+    return pl.DataFrame(rows, schema=RUBRIC_SCHEMA)
+
+
+def trajectory_hash(trajectory: Trajectory) -> str:
+    """Content hash of a trajectory, leaving out wall-clock measurements."""
+    data = trajectory.model_dump(mode="json")
+    data["meta"] = {k: v for k, v in data["meta"].items() if k not in VOLATILE_META}
+    return content_hash(data)
+
+
+def trajectory_id(trajectory: Trajectory) -> str:
+    return f"{trajectory.task_id}/{trajectory.policy}/{trajectory.discover_mode}/{trajectory.rollout_idx}"
+
+
+def trajectory_rows(trajectories: Iterable[Trajectory], round_key: str) -> pl.DataFrame:
+    rows = [{
+        "trajectory_id": trajectory_id(t), "task_id": t.task_id, "round": round_key, "policy": t.policy,
+        "rollout_idx": t.rollout_idx, "discover_mode": t.discover_mode, "finish_reason": t.finish_reason,
+        "n_calls": len(t.calls), "n_messages": len(t.messages), "trajectory_hash": trajectory_hash(t),
+        "trajectory_json": t.model_dump_json(),
+    } for t in trajectories]
+    return pl.DataFrame(rows, schema=TRAJECTORY_SCHEMA)
+
+
+def trajectories_from_rows(frame: pl.DataFrame) -> list[Trajectory]:
+    return [Trajectory.model_validate_json(row) for row in frame.sort("trajectory_id")["trajectory_json"].to_list()]
+
+
+def verified_rows(results: Iterable[tuple[Task, VerifiedTrajectory, dict]], round_key: str) -> pl.DataFrame:
+    rows = [{
+        "trajectory_id": trajectory_id(v.trajectory), "task_id": task.task_id, "round": round_key,
+        "split": task.split, "replay_identical": v.replay_identical, "rubric_score": v.rubric_score,
+        "passed": v.passed, "mismatches": json.dumps(v.mismatches),
+        "criteria_json": json.dumps([c.model_dump() for c in v.criteria]),
+        "sample_json": json.dumps(sample, sort_keys=True),
+    } for task, v, sample in results]
+    return pl.DataFrame(rows, schema=VERIFIED_SCHEMA)
