@@ -4,6 +4,7 @@ The manifest is built once at set-up (``scripts/setup.sh`` runs ``dbt parse``), 
 """
 
 
+import os
 import sys
 from pathlib import Path
 
@@ -15,6 +16,8 @@ from dagster_dbt import (
     DbtProject,
     dbt_assets,
 )
+
+from resources import StorageResource
 
 DBT_PROJECT_DIR = Path(__file__).resolve().parents[3] / "dbt"
 
@@ -32,8 +35,10 @@ class _Translator(DagsterDbtTranslator):
     pool="duckdb",
     dagster_dbt_translator=_Translator(settings=DagsterDbtTranslatorSettings(enable_asset_checks=True)),
 )
-def compoworld_dbt_models(context: dg.AssetExecutionContext, dbt: DbtCliResource):
+def compoworld_dbt_models(context: dg.AssetExecutionContext, dbt: DbtCliResource, storage: StorageResource):
     """Staging views and marts (catalog by domain, verification funnel), with their dbt tests."""
+    # dbt inherits this process's environment; profiles.yml reads the DuckDB location from it.
+    os.environ["COMPOWORLD_DATA_DIR"] = str(Path(storage.data_dir).resolve())
     yield from dbt.cli(["build"], context=context).stream()
 
 
