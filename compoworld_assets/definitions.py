@@ -21,9 +21,11 @@ from compoworld_assets.defs.tasks import assets as tasks_assets
 from compoworld_assets.defs.tasks import checks as tasks_checks
 from compoworld_assets.defs.trajectories import assets as trajectories_assets
 from compoworld_assets.defs.trajectories import checks as trajectories_checks
-from resources import LLMResource, SandboxResource, SpecSourcesResource, StorageResource, duckdb_io_manager
+from resources import ComputeResource, LLMResource, SandboxResource, SpecSourcesResource, StorageResource, duckdb_io_manager
 from sensors import jobs as pipeline_jobs
-from sensors import spec_drop_folder
+from sensors import schedules, spec_drop_folder
+from sensors.automation import automation_sensor
+from sensors.failures import run_failure_recorder
 
 ASSET_MODULES = [specs_assets, services_assets, catalog_assets, graph_assets, tasks_assets, trajectories_assets,
                  datasets_assets, reporting_assets]
@@ -42,6 +44,7 @@ def build_resources(data_dir: str | None = None) -> dict[str, object]:
         "sandbox": SandboxResource(),
         "spec_sources": SpecSourcesResource(drop_folder=os.environ.get("COMPOWORLD_SPEC_DIR", "specs")),
         "dbt": reporting_assets.dbt_resource(),
+        "compute": ComputeResource(shared_dir=os.path.join(data_dir, "compute")),
     }
 
 
@@ -59,6 +62,7 @@ def defs() -> dg.Definitions:
         assets=all_assets(),
         asset_checks=all_asset_checks(),
         jobs=pipeline_jobs.ALL_JOBS,
-        sensors=[spec_drop_folder.spec_drop_folder_sensor],
+        schedules=schedules.ALL_SCHEDULES,
+        sensors=[spec_drop_folder.spec_drop_folder_sensor, run_failure_recorder, automation_sensor],
         resources=build_resources(),
     )

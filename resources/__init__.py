@@ -3,9 +3,14 @@
 Configuration is read when Dagster builds a resource (``EnvVar``), never at import time.
 """
 
+from resources.compute import ComputeResource, SlurmConfig, VLLMServeConfig
 from resources.llm import LLMResource
+from resources.pipes_k8s import KubernetesConfig, KubernetesVolume
 from resources.sandbox import SandboxResource
 from resources.spec_sources import SpecSourcesResource
 from resources.storage import StorageResource, duckdb_io_manager
 
-__all__ = ["LLMResource", "SandboxResource", "SpecSourcesResource", "StorageResource", "duckdb_io_manager"]
+__all__ = [
+    "ComputeResource", "KubernetesConfig", "KubernetesVolume", "LLMResource", "SandboxResource", "SlurmConfig",
+    "SpecSourcesResource", "StorageResource", "VLLMServeConfig", "duckdb_io_manager",
+]

@@ -59,8 +59,9 @@ class ComputeResource(dg.ConfigurableResource):
         job_env = dict(env or {})
         job_extras = dict(extras or {})
         if resume_dir is not None:
-            Path(resume_dir).mkdir(parents=True, exist_ok=True)
-            job_env[RESUME_DIR_ENV] = job_extras["resume_dir"] = str(resume_dir)
+            resume_path = Path(resume_dir).resolve()
+            resume_path.mkdir(parents=True, exist_ok=True)
+            job_env[RESUME_DIR_ENV] = job_extras["resume_dir"] = str(resume_path)
         command = list(command)
         if self.backend == "slurm":
             client = PipesSlurmClient(Path(self.shared_dir, "slurm"), poll_interval_s=self.poll_interval_s,

@@ -38,7 +38,7 @@ class KubernetesConfig(dg.Config):
     namespace: str = "default"
     kubeconfig_file: str | None = Field(default=None, description="None: ~/.kube/config or in-cluster")
     kube_context: str | None = None
-    in_cluster: bool = Field(default=False, description="load the service-account config of the pod we run in")
+    in_cluster: bool = Field(default=False, description="use the service account of the pod we run in")
     working_dir: str | None = None
     cpu: str | None = Field(default=None, description='request and limit, e.g. "8"')
     memory: str | None = Field(default=None, description='request and limit, e.g. "64Gi"')
@@ -59,7 +59,8 @@ def build_pod_spec(config: KubernetesConfig, gpus: int) -> dict[str, Any]:
     if config.memory:
         amounts["memory"] = config.memory
     limits = {**amounts, **({GPU_RESOURCE: str(gpus)} if gpus > 0 else {})}
-    container: dict[str, Any] = {"image": config.image, "resources": {"requests": dict(amounts), "limits": limits}}
+    resources = {"requests": dict(amounts), "limits": limits}
+    container: dict[str, Any] = {"image": config.image, "resources": resources}
     if config.working_dir:
         container["workingDir"] = config.working_dir
     if config.image_pull_policy:

@@ -54,7 +54,8 @@ class SlurmJobSpec:
     extra_sbatch_args: Sequence[str] = field(default_factory=tuple)
 
     def directives(self, job_name: str, workdir: Path, log_path: Path) -> list[str]:
-        options = [f"--job-name={job_name}", f"--chdir={workdir}", f"--output={log_path}", "--open-mode=append"]
+        options = [f"--job-name={job_name}", f"--chdir={workdir}", f"--output={log_path}",
+                   "--open-mode=append"]
         for flag, value in (("partition", self.partition), ("time", self.time_limit), ("mem", self.mem),
                             ("cpus-per-task", self.cpus_per_task)):
             if value is not None:
@@ -96,7 +97,7 @@ def parse_sacct_job(text: str) -> tuple[str, str] | None:
 class PipesSlurmClient(PipesClient):
     def __init__(self, shared_dir: str | Path, *, poll_interval_s: float = 1.0, log_tail_lines: int = 40,
                  env: Mapping[str, str] | None = None):
-        self.shared_dir = Path(shared_dir)
+        self.shared_dir = Path(shared_dir).resolve()  # the job may run in another directory
         self.poll_interval_s = poll_interval_s
         self.log_tail_lines = log_tail_lines
         self.env = dict(env or {})
@@ -105,12 +106,15 @@ class PipesSlurmClient(PipesClient):
     def _is_dagster_maintained(cls) -> bool:
         return False
 
-    def run(self, *, context: OpExecutionContext | AssetExecutionContext,  # ty: ignore[invalid-method-override]
-            command: Sequence[str], spec: SlurmJobSpec = SlurmJobSpec(), extras: PipesExtras | None = None,
+    def run(  # ty: ignore[invalid-method-override]
+            self, *, context: OpExecutionContext | AssetExecutionContext, command: Sequence[str],
+            spec: SlurmJobSpec = SlurmJobSpec(), extras: PipesExtras | None = None,
             env: Mapping[str, str] | None = None, workdir: str | Path | None = None,
             job_name: str | None = None) -> PipesClientCompletedInvocation:
+        """Submit ``command`` as one batch job and wait for it; raises SlurmJobError unless it
+        COMPLETED, and cancels the job if waiting is interrupted."""
         self.shared_dir.mkdir(parents=True, exist_ok=True)
-        session_dir = Path(tempfile.mkdtemp(prefix=f"{context.run_id[:8]}-", dir=self.shared_dir))
+        session_dir = Path(tempfile.mkdtemp(prefix=f"{context.run.run_id[:8]}-", dir=self.shared_dir))
         log_path = session_dir / "job.log"
         name = job_name or f"dagster-{context.op.name}"[:64]
         with open_pipes_session(
@@ -134,7 +138,8 @@ class PipesSlurmClient(PipesClient):
                 raise
             if state != "COMPLETED":
                 raise SlurmJobError(job_id, state, exit_code, log_path, tail(log_path, self.log_tail_lines))
-        return PipesClientCompletedInvocation(session, metadata={"slurm_job_id": job_id, "slurm_log": str(log_path)})
+        metadata = {"slurm_job_id": job_id, "slurm_log": str(log_path)}
+        return PipesClientCompletedInvocation(session, metadata=metadata)
 
     def _wait(self, job_id: str) -> tuple[str, str]:
         unknown_polls = 0
@@ -149,7 +154,8 @@ class PipesSlurmClient(PipesClient):
 
 
 def submit(script_path: Path) -> str:
-    done = subprocess.run(["sbatch", "--parsable", str(script_path)], capture_output=True, text=True)
+    done = subprocess.run(["sbatch", "--parsable", str(script_path)],
+                          check=False, capture_output=True, text=True)
     if done.returncode != 0:
         raise RuntimeError(f"sbatch failed ({done.returncode}): {done.stderr.strip()}")
     return done.stdout.strip().split(";")[0]
@@ -157,17 +163,18 @@ def submit(script_path: Path) -> str:
 
 def job_status(job_id: str) -> tuple[str, str] | None:
     """The job's (state, exit code); None while neither scontrol nor sacct can tell yet."""
-    shown = subprocess.run(["scontrol", "show", "job", "-o", job_id], capture_output=True, text=True)
+    shown = subprocess.run(["scontrol", "show", "job", "-o", job_id],
+                           check=False, capture_output=True, text=True)
     status = parse_scontrol_job(shown.stdout) if shown.returncode == 0 else None
     if status is not None:
         return status
     accounted = subprocess.run(["sacct", "-j", job_id, "-n", "-P", "-X", "-o", "State,ExitCode"],
-                               capture_output=True, text=True)
+                               check=False, capture_output=True, text=True)
     return parse_sacct_job(accounted.stdout) if accounted.returncode == 0 else None
 
 
 def cancel(job_id: str) -> None:
-    subprocess.run(["scancel", job_id], capture_output=True, text=True)
+    subprocess.run(["scancel", job_id], check=False, capture_output=True, text=True)
 
 
 def tail(path: Path, lines: int) -> str:

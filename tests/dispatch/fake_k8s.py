@@ -18,7 +18,7 @@ import time
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
-from typing import Any
+from typing import Any, Self
 from urllib.parse import parse_qs, urlparse
 
 POD_PATH = re.compile(r"^/api/v1/namespaces/([^/]+)/pods(?:/([^/]+))?(/log)?$")
@@ -99,7 +99,7 @@ class FakeKubernetes:
         path.write_text(json.dumps(config))  # JSON is YAML
         return path
 
-    def __enter__(self) -> "FakeKubernetes":
+    def __enter__(self) -> Self:
         self.thread.start()
         return self
 
@@ -138,7 +138,8 @@ class FakeKubernetes:
             return self.pods.get((namespace, name))
 
     def list_pods(self, namespace: str, field_selector: str | None) -> list[FakePod]:
-        wanted = field_selector.split("=", 1)[1] if field_selector and "metadata.name=" in field_selector else None
+        by_name = field_selector and "metadata.name=" in field_selector
+        wanted = field_selector.split("=", 1)[1] if by_name else None
         with self.lock:
             return [pod for (ns, name), pod in sorted(self.pods.items())
                     if ns == namespace and (wanted is None or name == wanted)]
@@ -193,9 +194,10 @@ def _handler_for(cluster: FakeKubernetes) -> type[BaseHTTPRequestHandler]:
             """Plain text, one ``<RFC3339Nano> <line>`` per line with ``timestamps``; with
             ``follow`` the response stays open until the container exits (HTTP/1.0: the
             connection's close ends the body)."""
-            follow = query.get("follow") == "true"
-            stamped = query.get("timestamps") == "true"
-            since_ns = time.time_ns() - int(query["sinceSeconds"]) * 1_000_000_000 if "sinceSeconds" in query else 0
+            follow = query.get("follow", "").lower() == "true"  # the Python client sends "True"
+            stamped = query.get("timestamps", "").lower() == "true"
+            since_s = int(query.get("sinceSeconds", 0))
+            since_ns = time.time_ns() - since_s * 1_000_000_000 if since_s else 0
             self.send_response(200)
             self.send_header("Content-Type", "text/plain")
             self.end_headers()

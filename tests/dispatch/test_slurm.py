@@ -58,7 +58,8 @@ DRIVER = textwrap.dedent("""
 
     @dg.asset
     def trained(context: dg.AssetExecutionContext, compute: ComputeResource):
-        command = [sys.executable, "tests/dispatch/jobs/pipes_job.py", "--sleep", "120", "--started-file", started]
+        command = [sys.executable, "tests/dispatch/jobs/pipes_job.py", "--sleep", "120",
+                   "--started-file", started]
         yield from compute.run(context, command).get_results()
 
     compute = ComputeResource(backend="slurm", shared_dir=shared, poll_interval_s=0.2)

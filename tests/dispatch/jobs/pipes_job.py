@@ -2,8 +2,8 @@
 
 It opens a Pipes session, logs, and reports metadata: its argv, CUDA_VISIBLE_DEVICES, the
 extras it received and whether it resumed from a checkpoint in $COMPOWORLD_RESUME_DIR.
-Options make it sleep (after writing its Slurm job id or pid to --started-file), fail, or fail only on the first
-attempt (after writing a checkpoint, as an interrupted trainer would).
+Options make it sleep (after writing its Slurm job id or pid to --started-file), fail, or
+fail only on the first attempt (after writing a checkpoint, as an interrupted trainer would).
 """
 
 import argparse
