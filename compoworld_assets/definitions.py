@@ -21,7 +21,14 @@ from compoworld_assets.defs.tasks import assets as tasks_assets
 from compoworld_assets.defs.tasks import checks as tasks_checks
 from compoworld_assets.defs.trajectories import assets as trajectories_assets
 from compoworld_assets.defs.trajectories import checks as trajectories_checks
-from resources import ComputeResource, LLMResource, SandboxResource, SpecSourcesResource, StorageResource, duckdb_io_manager
+from resources import (
+    ComputeResource,
+    LLMResource,
+    SandboxResource,
+    SpecSourcesResource,
+    StorageResource,
+    duckdb_io_manager,
+)
 from sensors import jobs as pipeline_jobs
 from sensors import schedules, spec_drop_folder
 from sensors.automation import automation_sensor
