@@ -4,7 +4,8 @@ Builds the built-in services offline (offline synthesizer, sandboxed executors, 
 model), generates ``--n`` tasks, rolls each out with the oracle in gateway and direct mode
 (``--mount-size`` services mounted per episode) and verifies every trajectory by replay.
 Prints tasks sampled per second, the gate pass share, rollouts per second and trajectories
-verified per second.
+verified per second, each phase also with the CPU seconds this process spent on it (wall-clock
+rates are only comparable on an otherwise idle machine; the sandbox children's CPU is not in it).
 
     python benchmarks/tasks_and_trajectories.py --n 50 --seed 0
 """
@@ -45,29 +46,30 @@ def main() -> None:
     built = {sid: b.built() for sid, b in builds.items()}
     print(f"built {len(built)} services in {time.perf_counter() - started:.1f}s")
 
-    started = time.perf_counter()
+    started, cpu = time.perf_counter(), time.process_time()
     tasks, quarantined = generate_tasks([b.spec for b in builds.values()], built, args.seed, args.n)
-    elapsed = time.perf_counter() - started
+    elapsed, cpu = time.perf_counter() - started, time.process_time() - cpu
     gated = len(tasks) + sum(q.stage == "gate" for q in quarantined)
-    print(f"tasks: {len(tasks)} from {args.n} sampled plans in {elapsed:.2f}s -> {len(tasks) / elapsed:.1f} tasks/s; "
+    print(f"tasks: {len(tasks)} from {args.n} sampled plans in {elapsed:.2f}s (cpu {cpu:.2f}s) -> "
+          f"{len(tasks) / elapsed:.1f} tasks/s; "
           f"{len(quarantined) - (gated - len(tasks))} plans did not instantiate; gate pass share "
           f"{len(tasks)}/{gated} = {len(tasks) / max(gated, 1):.1%}")
 
     seed_states = {sid: b.seed_state for sid, b in builds.items()}
     with PooledWorldFactory(built, seed_states, world_model, mount_size=args.mount_size) as factory:
         for mode in ("gateway", "direct"):
-            started = time.perf_counter()
+            started, cpu = time.perf_counter(), time.process_time()
             trajectories = asyncio.run(run_rollouts(tasks, OraclePolicy, factory, mode=mode,
                                                     concurrency=args.concurrency))
-            rolled = time.perf_counter() - started
-            started = time.perf_counter()
+            rolled, rolled_cpu = time.perf_counter() - started, time.process_time() - cpu
+            started, cpu = time.perf_counter(), time.process_time()
             verified = [verify_trajectory(task, t, factory) for task, t in zip(tasks, trajectories, strict=True)]
-            checked = time.perf_counter() - started
+            checked, checked_cpu = time.perf_counter() - started, time.process_time() - cpu
             kept = sum(v.passed for v in verified)
-            print(f"{mode}: {len(trajectories)} oracle rollouts in {rolled:.2f}s "
+            print(f"{mode}: {len(trajectories)} oracle rollouts in {rolled:.2f}s (cpu {rolled_cpu:.2f}s) "
                   f"({len(trajectories) / rolled:.1f}/s, concurrency {args.concurrency}), "
-                  f"{len(verified)} verified by replay in {checked:.2f}s ({len(verified) / checked:.1f}/s), "
-                  f"kept {kept}/{len(verified)}")
+                  f"{len(verified)} verified by replay in {checked:.2f}s (cpu {checked_cpu:.2f}s) "
+                  f"({len(verified) / checked:.1f}/s), kept {kept}/{len(verified)}")
 
 
 if __name__ == "__main__":

@@ -4,7 +4,9 @@ Each call leases a :class:`RuntimePool` (one per episode in flight, so concurren
 never share a service process), mounts the task's services (needed, distractors and padding
 up to ``mount_size``) and resets them to the task's initial state; services the task's state
 does not cover start from their seed state. ``close()`` on the returned world hands the pool
-back for the next episode.
+back for the next episode. The lease goes to the free pool that already runs the most of the
+task's services, so few processes start once the pools are warm, and a reset to a state a
+process already holds (a padding service's seed state) sends nothing.
 """
 
 from __future__ import annotations
@@ -92,7 +94,7 @@ class PooledWorldFactory:
         missing = sorted(set(service_ids) - set(self.built))
         if missing:
             raise KeyError(f"task {task.task_id} needs services that were not built: {missing}")
-        pool = self._lease()
+        pool = self._lease(service_ids)
         mounts = [ServiceMount(self.built[sid].spec, self.built[sid].module, self.built[sid].implementation)
                   for sid in service_ids]
         try:
@@ -102,10 +104,12 @@ class PooledWorldFactory:
             raise
         return LeasedWorld(world, lambda: self._give_back(pool))
 
-    def _lease(self) -> RuntimePool:
+    def _lease(self, service_ids: list[str]) -> RuntimePool:
         with self._lock:
             if self._free:
-                return self._free.pop()
+                best = max(range(len(self._free)),
+                           key=lambda i: len(self._free[i].service_ids.intersection(service_ids)))
+                return self._free.pop(best)
             pool = RuntimePool(self.world_model, self.limits)
             self._all.append(pool)
             return pool

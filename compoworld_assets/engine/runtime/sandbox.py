@@ -25,6 +25,13 @@ The parent enforces the wall-clock limit per call. A call that times out kills t
 child that dies (memory, CPU, crash) is reported as ``resource_limit``; either way the next
 call starts a fresh child with the last known-good state, which the parent mirrors from the
 replies (a call that changed the state sends the new state back).
+
+Resets to a state the child already holds cost no round trip: the parent remembers the JSON
+of the last state it installed (the child keeps a pristine copy of it) and whether a call has
+changed the child's state since. Resetting to the same JSON then does nothing (unchanged) or
+marks the next call to restore the pristine copy first (changed); until that call the mirror
+is the installed JSON. Episodes that reset the same initial world over and over (the task
+gate, pooled rollouts) send each service's state once.
 """
 
 from __future__ import annotations
@@ -43,6 +50,8 @@ import weakref
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO, Any, Self
+
+import pydantic_core
 
 from compoworld_assets.engine.envelope import (
     INTERNAL_ERROR,
@@ -161,6 +170,18 @@ def _encode(message: dict[str, Any]) -> bytes:
     return json.dumps(message, ensure_ascii=False, separators=(",", ":"), allow_nan=False).encode() + b"\n"
 
 
+def _state_json(state: ServiceState) -> bytes:
+    """The state as one line of JSON for the child; the same state object always gives the same bytes.
+
+    NaN and infinities are not JSON: such a state goes through the strict encoder, which rejects it.
+    """
+    data = {"service_id": state.service_id, "tables": state.tables, "counters": state.counters}
+    encoded = pydantic_core.to_json(data, inf_nan_mode="constants")
+    if b"NaN" in encoded or b"Infinity" in encoded:
+        encoded = _encode(state.model_dump(mode="json"))[:-1]
+    return encoded
+
+
 def _preview(value: Any) -> str:
     text = repr(value)
     return text if len(text) <= 200 else text[:200] + "..."
@@ -198,7 +219,10 @@ class SandboxedExecutor:
         self._config["scratch"] = str(scratch)
         self._resources = _Resources(scratch)
         self._finalizer = weakref.finalize(self, self._resources.release)
-        self._mirror: dict[str, Any] = {"service_id": service_id, "tables": {}, "counters": {}}
+        self._mirror = _encode({"service_id": service_id, "tables": {}, "counters": {}})[:-1]
+        self._installed: bytes | None = None  # the JSON of the child's pristine copy
+        self._changed = False  # a call changed the child's state since the pristine copy was taken
+        self._restore_pending = False  # the next call starts from the pristine copy
         self.layers: list[str] = []
         self.starts = 0
         try:
@@ -227,24 +251,32 @@ class SandboxedExecutor:
         self._finalizer()
 
     def reset(self, state: ServiceState) -> None:
-        self._mirror = state.model_dump(mode="json")
+        """Install ``state``; nothing crosses the pipe when the child already holds exactly this JSON."""
+        self._mirror = _state_json(state)
         if self._resources.child is None:
             self._start()
             return
+        if self._mirror == self._installed:
+            self._restore_pending = self._restore_pending or self._changed
+            self._changed = False
+            return
         try:
-            self._exchange(_encode({"op": "reset", "state": self._mirror}), self._limits.call_timeout_s)
+            self._exchange(b'{"op":"reset","state":' + self._mirror + b"}\n", self._limits.call_timeout_s)
         except (_ChildTimeout, _ChildDied):
             self._stop_child()
             self._start()
+            return
+        self._installed = self._mirror
+        self._changed = self._restore_pending = False
 
     def state(self) -> ServiceState:
-        return ServiceState.model_validate_json(json.dumps(self._mirror))
+        return ServiceState.model_validate_json(self._mirror)
 
     def call(self, tool: str, args: dict[str, Any]) -> dict[str, Any]:
         if not self._finalizer.alive:
             raise RuntimeError("the executor is closed")
         try:
-            request = _encode({"op": "call", "tool": tool, "args": args})
+            request = _encode({"op": "call", "tool": tool, "args": args, "restore": self._restore_pending})
         except (TypeError, ValueError) as exc:
             return error(INVALID_ARGUMENTS, f"arguments are not JSON: {exc}")
         if self._resources.child is None:
@@ -255,6 +287,7 @@ class SandboxedExecutor:
         limit = self._limits.call_timeout_s
         try:
             reply = self._exchange(request, limit)
+            self._restore_pending = False
         except _ChildTimeout:
             self._stop_child()
             return error(
@@ -279,6 +312,7 @@ class SandboxedExecutor:
             return error(INTERNAL_ERROR, f"tool {tool!r} returned a non-envelope value: {_preview(result)}")
         if "state" in reply:
             self._mirror = reply["state"]
+            self._changed = True
         return result
 
     def _rollback(self) -> None:
@@ -309,7 +343,7 @@ class SandboxedExecutor:
             reply = self._exchange(_encode(self._config), max(self._limits.call_timeout_s, STARTUP_TIMEOUT_S))
             if reply["ok"]:
                 self.layers = reply["layers"]
-                reply = self._exchange(_encode({"op": "reset", "state": self._mirror}), STARTUP_TIMEOUT_S)
+                reply = self._exchange(b'{"op":"reset","state":' + self._mirror + b"}\n", STARTUP_TIMEOUT_S)
         except _ChildTimeout:
             self._stop_child()
             raise SandboxLoadError("the service module did not load within the time limit") from None
@@ -319,6 +353,8 @@ class SandboxedExecutor:
         if not reply["ok"]:
             self._stop_child()
             raise SandboxLoadError(f"the service module failed to load: {reply['message']}")
+        self._installed = self._mirror
+        self._changed = self._restore_pending = False
         self.starts += 1
 
     def _stop_child(self) -> None:
@@ -327,6 +363,8 @@ class SandboxedExecutor:
             self._resources.child = None
 
     def _exchange(self, request: bytes, timeout_s: float) -> dict[str, Any]:
+        """Send ``request``, read the reply; a reply marked ``changed`` comes with the state's JSON
+        on the next line, kept as bytes under ``"state"``."""
         child = self._resources.child
         assert child is not None and child.process.stdin is not None and child.process.stdout is not None
         try:
@@ -336,6 +374,14 @@ class SandboxedExecutor:
         except OSError:
             raise _ChildDied(child.death_reason()) from None
         deadline = time.monotonic() + timeout_s
+        reply = json.loads(self._read_line(child, deadline))
+        if reply.get("changed"):
+            reply["state"] = self._read_line(child, deadline)
+        return reply
+
+    @staticmethod
+    def _read_line(child: _Child, deadline: float) -> bytes:
+        assert child.process.stdout is not None
         out_fd = child.process.stdout.fileno()
         while (end := child.buffer.find(b"\n")) < 0:
             remaining = deadline - time.monotonic()
@@ -347,4 +393,4 @@ class SandboxedExecutor:
             child.buffer += chunk
         line = bytes(child.buffer[:end])
         del child.buffer[: end + 1]
-        return json.loads(line)
+        return line

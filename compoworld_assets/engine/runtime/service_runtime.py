@@ -8,12 +8,14 @@ schema first and are then simulated read-only over the current state.
 :class:`WorldRuntime` mounts several service runtimes for one episode over a
 :class:`WorldState`; :class:`RuntimePool` keeps runtimes (and so their worker processes)
 alive across episodes: ``reset`` installs the next episode's state in the same process.
-A pool serves one episode at a time.
+A pool serves one episode at a time; the processes a world needs that the pool does not run
+yet start side by side (each start is mostly the child's interpreter start-up).
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from typing import Any, Self
 
@@ -28,6 +30,10 @@ from compoworld_assets.engine.world_model.base import WorldModel
 from compoworld_assets.engine.world_model.schema import schema_errors
 
 IMPLEMENTATIONS = ("code", "world_model")
+MAX_PARALLEL_STARTS = 8
+
+# A pooled runtime's identity: service id, spec JSON, module source hash, routing JSON.
+_Key = tuple[str, str, str, str]
 
 
 def resolve_implementation(
@@ -161,10 +167,16 @@ class RuntimePool:
     def __init__(self, world_model: WorldModel | None = None, limits: SandboxLimits = DEFAULT_LIMITS) -> None:
         self.world_model = world_model
         self.limits = limits
-        self._runtimes: dict[tuple[str, str, str, str], ServiceRuntime] = {}
+        # Keyed by the spec's JSON itself: as exact as its content hash and several times cheaper.
+        self._runtimes: dict[_Key, ServiceRuntime] = {}
 
     def __len__(self) -> int:
         return len(self._runtimes)
+
+    @property
+    def service_ids(self) -> set[str]:
+        """The services this pool holds a runtime (and so usually a live process) for."""
+        return {key[0] for key in self._runtimes}
 
     def __enter__(self) -> Self:
         return self
@@ -173,24 +185,50 @@ class RuntimePool:
         self.close()
 
     def runtime(self, mount: ServiceMount) -> ServiceRuntime:
-        routes = resolve_implementation(mount.spec, mount.module, mount.implementation)
-        key = (mount.spec.id, mount.spec.content_hash(), mount.module.source_hash, canonical_json(routes))
+        key, routes = self._key(mount)
         if key not in self._runtimes:
-            self._runtimes[key] = ServiceRuntime(
-                mount.spec, mount.module, routes, self.world_model, self.limits
-            )
+            self._runtimes[key] = self._new_runtime(mount, routes)
         return self._runtimes[key]
 
     def world(self, mounts: Iterable[ServiceMount], state: WorldState | None = None) -> WorldRuntime:
         """A world of the given services (reusing pooled runtimes), reset to ``state`` or empty."""
-        services: dict[str, ServiceRuntime] = {}
+        keyed: dict[str, tuple[_Key, dict[str, str], ServiceMount]] = {}
         for mount in mounts:
-            if mount.spec.id in services:
+            if mount.spec.id in keyed:
                 raise ValueError(f"service {mount.spec.id!r} is mounted twice")
-            services[mount.spec.id] = self.runtime(mount)
-        world = WorldRuntime(services)
+            keyed[mount.spec.id] = (*self._key(mount), mount)
+        self._start_missing(list(keyed.values()))
+        world = WorldRuntime({sid: self._runtimes[key] for sid, (key, _, _) in keyed.items()})
         world.reset(state or WorldState())
         return world
+
+    def _key(self, mount: ServiceMount) -> tuple[_Key, dict[str, str]]:
+        routes = resolve_implementation(mount.spec, mount.module, mount.implementation)
+        key = (mount.spec.id, mount.spec.model_dump_json(), mount.module.source_hash, canonical_json(routes))
+        return key, routes
+
+    def _new_runtime(self, mount: ServiceMount, routes: dict[str, str]) -> ServiceRuntime:
+        return ServiceRuntime(mount.spec, mount.module, routes, self.world_model, self.limits)
+
+    def _start_missing(self, keyed: list[tuple[_Key, dict[str, str], ServiceMount]]) -> None:
+        """Create the runtimes the pool lacks, in parallel; the first failure (in mount order) is raised."""
+        missing = [(key, routes, mount) for key, routes, mount in keyed if key not in self._runtimes]
+        if len(missing) <= 1:
+            for key, routes, mount in missing:
+                self._runtimes[key] = self._new_runtime(mount, routes)
+            return
+        with ThreadPoolExecutor(max_workers=min(len(missing), MAX_PARALLEL_STARTS),
+                                thread_name_prefix="cw-start") as threads:
+            futures = [(key, threads.submit(self._new_runtime, mount, routes)) for key, routes, mount in missing]
+        failure: BaseException | None = None
+        for key, future in futures:
+            error = future.exception()
+            if error is None:
+                self._runtimes[key] = future.result()
+            elif failure is None:
+                failure = error
+        if failure is not None:
+            raise failure
 
     def close(self) -> None:
         for runtime in self._runtimes.values():

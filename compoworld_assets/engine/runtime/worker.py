@@ -10,13 +10,15 @@ Protocol, one JSON object per line on stdin/stdout:
   ``cpu_seconds``, ``memory_mb``, ``file_size_mb``, ``max_open_files``, ``allowed_imports``,
   ``isolate_network``); the child answers ``{"ok": true, "layers": [...]}`` once the module
   is loaded, or ``{"ok": false, "failure": kind, "message": ...}`` and exits.
-* then requests ``{"op": "reset", "state"}``, ``{"op": "call", "tool", "args"}``,
-  ``{"op": "rollback"}`` (undo the last call) and ``{"op": "state"}``; every answer is
-  ``{"ok": true, ...}`` or ``{"ok": false, "failure": kind, "message": ...}`` where kind is
-  ``violation``, ``exception``, ``resource`` or ``protocol``.
+* then requests ``{"op": "reset", "state"}`` (the child keeps a pristine copy of that state),
+  ``{"op": "call", "tool", "args", "restore"}`` (``restore`` true: first go back to the
+  pristine copy), ``{"op": "rollback"}`` (undo the last call) and ``{"op": "state"}``; every
+  answer is ``{"ok": true, ...}`` or ``{"ok": false, "failure": kind, "message": ...}`` where
+  kind is ``violation``, ``exception``, ``resource`` or ``protocol``.
 
-A successful call answers ``{"ok": true, "result": value}`` plus ``"state"`` when the call
-changed the state, so the parent can keep a mirror of the last good state without asking.
+A successful call answers ``{"ok": true, "result": value}``; when the call changed the state
+the answer also has ``"changed": true`` and the new state follows as the next line, so the
+parent can keep a mirror of the last good state (as JSON text) without asking.
 
 Hardening, in order, before the module source runs: a private network namespace (root
 only), resource limits, preloading the allowed modules, then an audit hook (which cannot
@@ -227,14 +229,18 @@ class Worker:
         self.handle = handle
         self.cpu_seconds = cpu_seconds
         self.state = {"service_id": "", "tables": {}, "counters": {}}
+        self.installed = copy_state(self.state)
         self.previous = copy_state(self.state)
 
     def dispatch(self, request):
         op = request.get("op")
         if op == "call":
+            if request.get("restore"):
+                self.state = copy_state(self.installed)
             return self.call(request["tool"], request["args"])
         if op == "reset":
             self.state = request["state"]
+            self.installed = copy_state(self.state)
             self.previous = copy_state(self.state)
             return {"ok": True}
         if op == "rollback":
@@ -270,7 +276,7 @@ class Worker:
             return {"ok": False, "failure": failure[0], "message": failure[1]}
         reply = {"ok": True, "result": result}
         if self.state != self.previous:
-            reply["state"] = self.state
+            reply["changed"] = True
         return reply
 
 
@@ -297,6 +303,8 @@ def serve(worker, proto_in, proto_out):
             reply = {"ok": False, "failure": "protocol", "message": f"bad request: {exc}"}
         try:
             data = encode(reply)
+            if reply.get("changed"):
+                data += encode(worker.state)
         except (TypeError, ValueError, RecursionError) as exc:
             worker.state = worker.previous
             worker.previous = copy_state(worker.state)

@@ -30,7 +30,12 @@ from compoworld_assets.engine.tasks.plan_exec import (
     execute_plan,
     replay_plan,
 )
-from compoworld_assets.engine.tasks.rubrics import POSITIVE_KINDS, evaluate_rubric, rubric_score
+from compoworld_assets.engine.tasks.rubrics import (
+    POSITIVE_KINDS,
+    evaluate_criterion,
+    evaluate_rubric,
+    rubric_score,
+)
 from compoworld_assets.engine.types import is_entity_ref, parse_entity_ref
 
 PLACEHOLDER_ANSWER = "n/a"
@@ -72,7 +77,8 @@ def self_test(task: Task, runtime: WorldRuntimeLike) -> GateResult:
         failing = [f"{r.id}: {r.detail}" for r in gold_results if not r.passed]
         reasons.append(f"gold scores {scores['gold']:.2f} ({failing})")
     gold_outcome = _outcome(final, answer)
-    survivors, total = _mutation_survivors(task, runtime, [c.arguments for c in calls], gold_outcome)
+    gold_passes = all(r.passed for r in gold_results)
+    survivors, total = _mutation_survivors(task, runtime, [c.arguments for c in calls], gold_outcome, gold_passes)
     scores["mutations_caught"] = (total - len(survivors)) / total if total else 1.0
     reasons += [f"mutation not caught: {m}" for m in survivors]
     return GateResult(passed=not reasons, reasons=reasons, scores=scores)
@@ -87,11 +93,13 @@ def _outcome(final: WorldState, answer: dict[str, Any]) -> str:
 
 
 def _mutation_survivors(task: Task, runtime: WorldRuntimeLike, gold_args: list[dict[str, Any]],
-                        gold_outcome: str) -> tuple[list[str], int]:
+                        gold_outcome: str, gold_passes: bool) -> tuple[list[str], int]:
     """Mutations whose outcome differs from the gold one yet pass every criterion, and how many were tried.
 
     A mutation that ends in the gold final state with the gold answer (a later step overwrites
-    the changed value) cannot be told apart by any outcome check, so it is not counted.
+    the changed value) cannot be told apart by any outcome check, so it is not counted. Criteria
+    are pure functions of the outcome, so when the gold run passes them all, a mutation that
+    fails one has an outcome of its own: only mutations that pass every criterion are hashed.
     """
     survivors: list[str] = []
     total = 0
@@ -104,12 +112,18 @@ def _mutation_survivors(task: Task, runtime: WorldRuntimeLike, gold_args: list[d
                               Override(step.index, name, changed)))
     for label, skip, override in mutations:
         _, final, answer = replay_plan(task, runtime, skip=skip, override=override)
-        if _outcome(final, answer) == gold_outcome:
+        passes = _passes_every_criterion(task, final, answer)
+        if (passes or not gold_passes) and _outcome(final, answer) == gold_outcome:
             continue
         total += 1
-        if all(r.passed for r in evaluate_rubric(task, final, answer)):
+        if passes:
             survivors.append(label)
     return survivors, total
+
+
+def _passes_every_criterion(task: Task, final: WorldState, answer: dict[str, Any]) -> bool:
+    """Whether every criterion passes, evaluated in rubric order up to the first that fails."""
+    return all(evaluate_criterion(c, task.initial_state, final, answer).passed for c in task.rubric)
 
 
 def mutated_value(value: Any, binding: ArgBinding, task: Task) -> Any:

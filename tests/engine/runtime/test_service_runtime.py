@@ -3,6 +3,7 @@ from __future__ import annotations
 import pytest
 
 from compoworld_assets.engine.runtime.executor import SandboxLimits
+from compoworld_assets.engine.runtime.sandbox import SandboxLoadError
 from compoworld_assets.engine.runtime.service_runtime import RuntimePool, ServiceMount, ServiceRuntime
 from compoworld_assets.engine.runtime.state import ServiceState, WorldState
 from compoworld_assets.engine.specs.model import (
@@ -199,3 +200,20 @@ def test_pool_mounts_worlds_and_reuses_processes_across_episodes():
             second.reset(WorldState(services={"mail": ServiceState(service_id="mail")}))
         with pytest.raises(ValueError, match="mounted twice"):
             pool.world([mounts[0], mounts[0]])
+
+
+def test_pool_starts_missing_services_side_by_side_and_keeps_them_when_one_fails():
+    mounts = [ServiceMount(notes_spec(sid), notes_module(notes_spec(sid))) for sid in ("notes", "wiki", "docs")]
+    broken_spec = notes_spec("broken")
+    broken = ServiceMount(broken_spec, notes_module(broken_spec).model_copy(
+        update={"source": "raise ValueError('bad module')\n"}))
+    with RuntimePool(OfflineWorldModel(), LIMITS) as pool:
+        with pytest.raises(SandboxLoadError, match="bad module"):
+            pool.world([mounts[0], broken, mounts[1]])
+        assert sorted(pool.service_ids) == ["notes", "wiki"]
+        world = pool.world(mounts)
+        assert len(pool) == 3
+        pids = [world.service(sid).executor.pid for sid in world.service_ids]
+        assert None not in pids and len(set(pids)) == 3
+        assert [world.call(sid, "create_note", {"title": sid})["data"]["id"] for sid in world.service_ids] == [
+            "note_0001"] * 3

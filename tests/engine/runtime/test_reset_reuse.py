@@ -1,0 +1,145 @@
+"""Resets to a state the sandbox child already holds: skipped or restored locally, never stale."""
+
+from __future__ import annotations
+
+import copy
+import os
+import random
+import signal
+
+import pytest
+
+from compoworld_assets.engine.runtime.executor import SandboxLimits
+from compoworld_assets.engine.runtime.sandbox import SandboxedExecutor
+from compoworld_assets.engine.runtime.state import ServiceState
+
+SOURCE = """
+def ok(data):
+    return {"success": True, "data": data}
+
+def handle(state, tool, args):
+    counters = state["counters"]
+    items = state["tables"].setdefault("Item", {})
+    if tool == "bump":
+        counters["n"] = counters.get("n", 0) + 1
+        return ok(counters["n"])
+    if tool == "add":
+        items[args["id"]] = {"id": args["id"], "n": counters.get("n", 0)}
+        return ok(sorted(items))
+    if tool == "peek":
+        return ok([counters.get("n"), sorted(items)])
+    counters["n"] = -1
+    if tool == "fail":
+        raise KeyError("boom")
+    if tool == "not_envelope":
+        return [1, 2]
+    return ok("unknown")
+"""
+
+
+def reference_handle():
+    namespace: dict = {}
+    exec(compile(SOURCE, "<reference>", "exec"), namespace)  # noqa: S102 - the module under test
+    return namespace["handle"]
+
+
+def world(n: int, items: tuple[str, ...] = ()) -> ServiceState:
+    return ServiceState(service_id="svc", tables={"Item": {i: {"id": i, "n": n} for i in items}},
+                        counters={"n": n})
+
+
+@pytest.fixture
+def executor(tmp_path):
+    with SandboxedExecutor(SOURCE, SandboxLimits(call_timeout_s=5.0, memory_mb=256, scratch_root=tmp_path),
+                           service_id="svc") as ex:
+        yield ex
+
+
+def count_exchanges(executor: SandboxedExecutor, monkeypatch) -> list[bytes]:
+    sent: list[bytes] = []
+    original = executor._exchange
+
+    def counting(request: bytes, timeout_s: float):
+        sent.append(request)
+        return original(request, timeout_s)
+
+    monkeypatch.setattr(executor, "_exchange", counting)
+    return sent
+
+
+def test_reset_to_the_held_state_sends_nothing(executor, monkeypatch):
+    executor.reset(world(3, ("a",)))
+    sent = count_exchanges(executor, monkeypatch)
+    executor.reset(world(3, ("a",)))
+    assert sent == []
+    executor.call("peek", {})
+    executor.reset(world(3, ("a",)))
+    assert len(sent) == 1
+    executor.reset(world(4))
+    assert len(sent) == 2 and b'"op":"reset"' in sent[-1]
+
+
+def test_reset_after_a_change_restores_with_the_next_call(executor, monkeypatch):
+    executor.reset(world(3, ("a",)))
+    assert executor.call("bump", {}) == {"success": True, "data": 4}
+    sent = count_exchanges(executor, monkeypatch)
+    executor.reset(world(3, ("a",)))
+    assert sent == []
+    assert executor.state() == world(3, ("a",))
+    assert executor.call("peek", {}) == {"success": True, "data": [3, ["a"]]}
+    assert len(sent) == 1 and b'"restore":true' in sent[0]
+    assert executor.call("bump", {}) == {"success": True, "data": 4}
+    assert b'"restore":false' in sent[-1]
+
+
+def test_a_child_killed_before_a_pending_restore_comes_back_with_the_reset_state(executor):
+    executor.reset(world(3))
+    executor.call("bump", {})
+    executor.reset(world(3))
+    pid = executor.pid
+    assert pid is not None
+    os.kill(pid, signal.SIGKILL)
+    assert executor.call("peek", {})["error"]["code"] == "resource_limit"
+    assert executor.state() == world(3)
+    assert executor.call("bump", {}) == {"success": True, "data": 4}
+    assert executor.starts == 2
+
+
+def test_the_installed_copy_survives_calls_that_mutate_nested_records(executor):
+    executor.reset(world(1, ("a", "b")))
+    for _ in range(3):
+        executor.call("add", {"id": "c"})
+        executor.call("bump", {})
+        executor.reset(world(1, ("a", "b")))
+        assert executor.call("peek", {}) == {"success": True, "data": [1, ["a", "b"]]}
+
+
+@pytest.mark.parametrize("seed", range(3))
+def test_random_sessions_match_an_in_process_reference(executor, seed):
+    """Every result and every state equal those of the module run in-process with plain resets."""
+    rng = random.Random(seed)
+    handle = reference_handle()
+    states = [world(0), world(2, ("a",)), world(5, ("a", "b"))]
+    reference = states[0].model_dump()
+    executor.reset(states[0])
+    for step in range(120):
+        if rng.random() < 0.3:
+            state = rng.choice(states)
+            executor.reset(state)
+            reference = state.model_dump()
+            continue
+        tool = rng.choice(["bump", "bump", "add", "peek", "fail", "not_envelope"])
+        args = {"id": f"i{rng.randrange(4)}"}
+        before = copy.deepcopy(reference)
+        try:
+            expected = handle(reference, tool, args)
+        except KeyError:
+            expected = None
+        if not isinstance(expected, dict):
+            reference = before
+        result = executor.call(tool, args)
+        if isinstance(expected, dict):
+            assert result == expected, (step, tool)
+        else:
+            assert result["success"] is False, (step, tool)
+        assert executor.state().model_dump() == reference, (step, tool)

@@ -1,0 +1,61 @@
+"""Task generation is a pure function of its inputs, however the service processes are reused.
+
+The golden digests were taken from ``generate_tasks(builtin specs, offline-synthesized modules,
+seed=0, n=200)`` before the runtime learned to skip resets to states its children already hold
+(and stayed identical after). A change to sampling, seeding, instructions or rubrics changes
+them on purpose: rerun this file, check the new digests are stable, and update them.
+"""
+
+from __future__ import annotations
+
+import hashlib
+
+import pytest
+
+from compoworld_assets.engine.library import builtin_specs
+from compoworld_assets.engine.runtime.service_runtime import RuntimePool
+from compoworld_assets.engine.service_build import BuiltService
+from compoworld_assets.engine.synthesis.offline import OfflineSynthesizer
+from compoworld_assets.engine.tasks.pipeline import generate_tasks
+from compoworld_assets.engine.world_model.offline import OfflineWorldModel
+
+GOLDEN_TASKS = "3105f68847cf994836fac560026f471867d63ff01b1f01c920ef430e122db67d"
+GOLDEN_QUARANTINED = "12ab3cd3e4d6bb2ff56a96209c10d929e5021b3939025551545c179baf5ac1a1"
+
+
+def digest(models) -> str:
+    return hashlib.sha256("\n".join(m.model_dump_json() for m in models).encode()).hexdigest()
+
+
+@pytest.fixture(scope="module")
+def library():
+    specs = builtin_specs()
+    built = {}
+    for spec in specs:
+        module = OfflineSynthesizer().synthesize(spec)
+        built[spec.id] = BuiltService(spec=spec, module=module,
+                                      implementation={t: "code" for t in module.implemented_tools})
+    return specs, built
+
+
+@pytest.mark.slow
+def test_generation_matches_the_golden_digests(library):
+    specs, built = library
+    tasks, quarantined = generate_tasks(specs, built, seed=0, n=200)
+    assert (len(tasks), len(quarantined)) == (192, 8)
+    assert digest(tasks) == GOLDEN_TASKS
+    assert digest(quarantined) == GOLDEN_QUARANTINED
+
+
+@pytest.mark.slow
+def test_a_warm_pool_with_another_history_gives_the_same_tasks(library):
+    """Children that served other worlds (and were left changed) must not leak into the next run."""
+    specs, built = library
+    fresh_tasks, fresh_quarantined = generate_tasks(specs, built, seed=0, n=60)
+    with RuntimePool(world_model=OfflineWorldModel()) as pool:
+        generate_tasks(specs, built, seed=5, n=40, pool=pool)
+        warm_tasks, warm_quarantined = generate_tasks(specs, built, seed=0, n=60, pool=pool)
+        again_tasks, _ = generate_tasks(specs, built, seed=0, n=60, pool=pool)
+    assert fresh_tasks and digest(warm_tasks) == digest(fresh_tasks) == digest(again_tasks)
+    assert [q.reason for q in warm_quarantined] == [q.reason for q in fresh_quarantined]
+    assert digest(warm_quarantined) == digest(fresh_quarantined)
