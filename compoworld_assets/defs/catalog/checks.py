@@ -6,6 +6,7 @@ import json
 import dagster as dg
 import polars as pl
 
+from compoworld_assets.defs.expectation_checks import expectations_result
 from compoworld_assets.engine.types import is_known_type
 
 
@@ -31,3 +32,11 @@ def tools_usable(tool_catalog: pl.DataFrame) -> dg.AssetCheckResult:
 def no_unusable_tools(tool_catalog: pl.DataFrame) -> dg.AssetCheckResult:
     unusable = tool_catalog.filter(pl.col("verdict") == "unusable")["qualified_name"].to_list()
     return dg.AssetCheckResult(passed=not unusable, metadata={"unusable": dg.MetadataValue.json(unusable[:50])})
+
+
+@dg.asset_check(asset="tool_catalog", blocking=True,
+                pool="duckdb",
+                description="Great Expectations suite: keys, value sets, verdicts, world-model share.")
+def tool_catalog_expectations(context: dg.AssetCheckExecutionContext,
+                              tool_catalog: pl.DataFrame) -> dg.AssetCheckResult:
+    return expectations_result(context, "tool_catalog", tool_catalog)

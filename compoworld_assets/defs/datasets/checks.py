@@ -5,6 +5,8 @@ import json
 import dagster as dg
 import polars as pl
 
+from compoworld_assets.defs.expectation_checks import expectations_result
+
 
 @dg.asset_check(asset="sft_dataset", blocking=True,
                 description="Every SFT sample has tools, an assistant turn with a tool call, and score 1.")
@@ -24,3 +26,19 @@ def rl_tasks_have_rubrics(rl_tasks: pl.DataFrame) -> dg.AssetCheckResult:
     empty = rl_tasks.filter(pl.col("n_criteria") < 1)
     return dg.AssetCheckResult(passed=empty.is_empty() and len(rl_tasks) > 0,
                                metadata={"tasks": len(rl_tasks), "without_criteria": len(empty)})
+
+
+@dg.asset_check(asset="sft_dataset", blocking=True,
+                pool="duckdb",
+                description="Great Expectations suite: keyed, non-empty, parseable samples.")
+def sft_dataset_expectations(context: dg.AssetCheckExecutionContext,
+                             sft_dataset: pl.DataFrame) -> dg.AssetCheckResult:
+    return expectations_result(context, "sft_dataset", sft_dataset)
+
+
+@dg.asset_check(asset="rl_tasks", blocking=True,
+                pool="duckdb",
+                description="Great Expectations suite: keyed, non-empty, every task with criteria.")
+def rl_tasks_expectations(context: dg.AssetCheckExecutionContext,
+                          rl_tasks: pl.DataFrame) -> dg.AssetCheckResult:
+    return expectations_result(context, "rl_tasks", rl_tasks)

@@ -3,6 +3,8 @@
 import dagster as dg
 import polars as pl
 
+from compoworld_assets.defs.expectation_checks import expectations_result
+
 
 @dg.asset_check(asset="dependency_graph", blocking=True,
                 additional_ins={"dependency_graph_nodes": dg.AssetIn()},
@@ -20,3 +22,19 @@ def edges_join_known_tools(dependency_graph: pl.DataFrame,
 def node_names_unique(dependency_graph_nodes: pl.DataFrame) -> dg.AssetCheckResult:
     dupes = dependency_graph_nodes["qualified_name"].is_duplicated().sum()
     return dg.AssetCheckResult(passed=dupes == 0, metadata={"duplicates": int(dupes)})
+
+
+@dg.asset_check(asset="dependency_graph",
+                pool="duckdb",
+                description="Great Expectations suite: edge keys, kinds, cross-service flag consistent.")
+def dependency_graph_expectations(context: dg.AssetCheckExecutionContext,
+                                  dependency_graph: pl.DataFrame) -> dg.AssetCheckResult:
+    return expectations_result(context, "dependency_graph", dependency_graph)
+
+
+@dg.asset_check(asset="dependency_graph_nodes",
+                pool="duckdb",
+                description="Great Expectations suite: node keys, effects, degrees, world-model share.")
+def dependency_graph_nodes_expectations(context: dg.AssetCheckExecutionContext,
+                                        dependency_graph_nodes: pl.DataFrame) -> dg.AssetCheckResult:
+    return expectations_result(context, "dependency_graph_nodes", dependency_graph_nodes)

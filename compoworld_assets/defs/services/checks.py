@@ -6,6 +6,8 @@ import json
 import dagster as dg
 import polars as pl
 
+from compoworld_assets.defs.expectation_checks import expectations_result
+from compoworld_assets.defs.services.partitions import service_partitions
 from compoworld_assets.engine.canonical import text_hash
 
 
@@ -25,3 +27,11 @@ def verified_share(services: pl.DataFrame) -> dg.AssetCheckResult:
     tools = int(services["n_tools"].sum())
     share = int(services["n_verified"].sum()) / tools if tools else 0.0
     return dg.AssetCheckResult(passed=share >= 0.8, metadata={"verified_share": round(share, 4), "tools": tools})
+
+
+@dg.asset_check(asset="services", blocking=True, partitions_def=service_partitions,
+                pool="duckdb",
+                description="Great Expectations suite: keys, consistent tool counts, modules and verdicts.")
+def services_expectations(context: dg.AssetCheckExecutionContext,
+                          services: pl.DataFrame) -> dg.AssetCheckResult:
+    return expectations_result(context, "services", services)

@@ -4,6 +4,7 @@
 import dagster as dg
 import polars as pl
 
+from compoworld_assets.defs.expectation_checks import expectations_result
 from compoworld_assets.engine.specs.model import ServiceSpec
 
 
@@ -36,3 +37,19 @@ def quarantine_entries_explained(quarantined_specs: pl.DataFrame) -> dg.AssetChe
     )
     return dg.AssetCheckResult(passed=unexplained.is_empty(),
                                metadata={"rows": len(quarantined_specs), "unexplained": len(unexplained)})
+
+
+@dg.asset_check(asset="service_specs", blocking=True,
+                pool="duckdb",
+                description="Great Expectations suite: keys, required columns, value ranges and sets.")
+def service_specs_expectations(context: dg.AssetCheckExecutionContext,
+                               service_specs: pl.DataFrame) -> dg.AssetCheckResult:
+    return expectations_result(context, "service_specs", service_specs)
+
+
+@dg.asset_check(asset="quarantined_specs",
+                pool="duckdb",
+                description="Great Expectations suite: every entry keyed and explained.")
+def quarantined_specs_expectations(context: dg.AssetCheckExecutionContext,
+                                   quarantined_specs: pl.DataFrame) -> dg.AssetCheckResult:
+    return expectations_result(context, "quarantined_specs", quarantined_specs)

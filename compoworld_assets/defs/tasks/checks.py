@@ -5,6 +5,9 @@ import json
 import dagster as dg
 import polars as pl
 
+from compoworld_assets.defs.expectation_checks import expectations_result
+from compoworld_assets.defs.tasks.partitions import task_rounds
+
 GATE_PASS_FLOOR = 0.9
 
 
@@ -65,3 +68,27 @@ def rubrics_well_formed(rubrics: pl.DataFrame) -> dg.AssetCheckResult:
     checks_parse = all(isinstance(json.loads(c), dict) for c in rubrics["check_json"].to_list())
     return dg.AssetCheckResult(passed=bad_weight.is_empty() and not without and checks_parse, metadata={
         "bad_weights": len(bad_weight), "tasks_without_positive_criterion": len(without)})
+
+
+@dg.asset_check(asset="sampled_tasks", blocking=True, partitions_def=task_rounds,
+                pool="duckdb",
+                description="Great Expectations suite: keys, splits, n_services >= 2, step counts.")
+def sampled_tasks_expectations(context: dg.AssetCheckExecutionContext,
+                               sampled_tasks: pl.DataFrame) -> dg.AssetCheckResult:
+    return expectations_result(context, "sampled_tasks", sampled_tasks)
+
+
+@dg.asset_check(asset="quarantined_tasks", partitions_def=task_rounds,
+                pool="duckdb",
+                description="Great Expectations suite: keyed, stage and reason set.")
+def quarantined_tasks_expectations(context: dg.AssetCheckExecutionContext,
+                                   quarantined_tasks: pl.DataFrame) -> dg.AssetCheckResult:
+    return expectations_result(context, "quarantined_tasks", quarantined_tasks)
+
+
+@dg.asset_check(asset="rubrics", blocking=True, partitions_def=task_rounds,
+                pool="duckdb",
+                description="Great Expectations suite: keys, kinds, positive weights, parseable checks.")
+def rubrics_expectations(context: dg.AssetCheckExecutionContext,
+                         rubrics: pl.DataFrame) -> dg.AssetCheckResult:
+    return expectations_result(context, "rubrics", rubrics)

@@ -5,6 +5,8 @@ import json
 import dagster as dg
 import polars as pl
 
+from compoworld_assets.defs.expectation_checks import expectations_result
+from compoworld_assets.defs.tasks.partitions import task_rounds
 from compoworld_assets.engine import task_tables
 
 VERIFICATION_YIELD_FLOOR = 0.9
@@ -37,3 +39,19 @@ def kept_means_verified(verified_trajectories: pl.DataFrame) -> dg.AssetCheckRes
     wrong = verified_trajectories.filter(pl.col("passed") & (~pl.col("replay_identical") | (pl.col("rubric_score") < 1.0)))
     mismatched = [r for r in verified_trajectories.filter(pl.col("passed"))["mismatches"].to_list() if json.loads(r)]
     return dg.AssetCheckResult(passed=wrong.is_empty() and not mismatched, metadata={"inconsistent": len(wrong)})
+
+
+@dg.asset_check(asset="trajectories", partitions_def=task_rounds,
+                pool="duckdb",
+                description="Great Expectations suite: keys, finish reasons, call and message counts.")
+def trajectories_expectations(context: dg.AssetCheckExecutionContext,
+                              trajectories: pl.DataFrame) -> dg.AssetCheckResult:
+    return expectations_result(context, "trajectories", trajectories)
+
+
+@dg.asset_check(asset="verified_trajectories", blocking=True, partitions_def=task_rounds,
+                pool="duckdb",
+                description="Great Expectations suite: keys, splits, rubric_score in [0, 1].")
+def verified_trajectories_expectations(context: dg.AssetCheckExecutionContext,
+                                       verified_trajectories: pl.DataFrame) -> dg.AssetCheckResult:
+    return expectations_result(context, "verified_trajectories", verified_trajectories)

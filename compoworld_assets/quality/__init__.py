@@ -1,0 +1,1 @@
+"""Data quality: Great Expectations suites over the pipeline tables (no Dagster here)."""

@@ -1,0 +1,50 @@
+"""The Great Expectations checks inside the pipeline: scoped to the partition, and blocking."""
+
+import polars as pl
+import pytest
+
+from compoworld_assets.engine import tables
+
+pytestmark = pytest.mark.slow
+
+
+def _evaluation(result, check_name: str):
+    return next(e for e in result.get_asset_check_evaluations() if e.check_name == check_name)
+
+
+def test_services_check_validates_the_materialized_partition(pipeline):
+    pipeline.materialize("service_specs", "quarantined_specs")
+    pipeline.materialize("services", partition_key="crm")
+    result = pipeline.materialize("services", partition_key="mail")
+    evaluation = _evaluation(result, "services_expectations")
+    assert evaluation.passed
+    assert evaluation.metadata["rows"].value == 1
+    assert evaluation.metadata["partitions"].value == "mail"
+    assert evaluation.metadata["unsuccessful_expectations"].value == 0
+    assert pipeline.query("select count(*) from pipeline.services")[0][0] == 2
+
+
+def test_invalid_spec_row_fails_the_blocking_check_and_stops_services(pipeline, monkeypatch):
+    pipeline.materialize("service_specs", "quarantined_specs")
+    real_spec_rows = tables.spec_rows
+
+    def spec_rows_with_a_toolless_service(specs):
+        frame = real_spec_rows(specs)
+        toolless = pl.when(pl.col("service_id") == "crm").then(0).otherwise(pl.col("n_tools"))
+        return frame.with_columns(n_tools=toolless)
+
+    monkeypatch.setattr(tables, "spec_rows", spec_rows_with_a_toolless_service)
+    result = pipeline.materialize("service_specs", "quarantined_specs", "services", partition_key="crm",
+                                  raise_on_error=False)
+    assert not result.success
+    evaluation = _evaluation(result, "service_specs_expectations")
+    assert not evaluation.passed
+    failures = evaluation.metadata["failed_expectations"].value
+    assert [(f["expectation"], f["column"]) for f in failures] == [
+        ("expect_column_values_to_be_between", "n_tools")]
+    assert failures[0]["failing_rows"] == [{"service_id": "crm", "n_tools": 0}]
+    assert {e.check_name for e in result.get_asset_check_evaluations() if not e.passed} == {
+        "service_specs_expectations"}, "only the GX suite sees a tool count of 0"
+    materialized = {e.asset_key.to_user_string() for e in result.get_asset_materialization_events()}
+    assert "services" not in materialized
+    assert not pipeline.query("select 1 from information_schema.tables where table_name = 'services'")
