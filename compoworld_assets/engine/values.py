@@ -8,6 +8,7 @@ the seed.
 from __future__ import annotations
 
 import random
+import re
 import string
 from datetime import UTC, date, datetime, timedelta
 from typing import Any
@@ -96,6 +97,8 @@ def schema_value(schema: dict[str, Any], rng: random.Random, depth: int = 0) -> 
         if schema.get(key):
             options = [s for s in schema[key] if isinstance(s, dict) and s.get("type") != "null"]
             return schema_value(options[0] if options else schema[key][0], rng, depth)
+    if isinstance(schema.get("allOf"), list):
+        return schema_value(merge_all_of(schema), rng, depth)
     if schema.get(TYPE_KEY) and (schema[TYPE_KEY] in SHARED_TYPES or is_entity_ref(schema[TYPE_KEY])):
         return shared_value(schema[TYPE_KEY], rng)
     json_type = schema.get("type", "string")
@@ -112,6 +115,10 @@ def schema_value(schema: dict[str, Any], rng: random.Random, depth: int = 0) -> 
                 return shared_value("email", rng)
             if fmt in ("uri", "url"):
                 return shared_value("url", rng)
+            if isinstance(schema.get("pattern"), str):
+                matching = pattern_value(schema["pattern"], rng)
+                if matching is not None:
+                    return matching
             low = int(schema.get("minLength", 1))
             high = max(low, min(int(schema.get("maxLength", 24)), 24))
             text = phrase(rng, 2)
@@ -138,7 +145,109 @@ def schema_value(schema: dict[str, Any], rng: random.Random, depth: int = 0) -> 
                 return {}
             props = schema.get("properties") or {}
             required = set(schema.get("required") or props)
-            return {k: schema_value(v, rng, depth + 1) for k, v in props.items() if k in required}
+            value = {k: schema_value(v, rng, depth + 1) for k, v in props.items() if k in required}
+            for name in sorted(required - set(props)):
+                value[name] = phrase(rng, 2)
+            return value
         case "null":
             return None
     return phrase(rng, 2)
+
+
+def merge_all_of(schema: dict[str, Any]) -> dict[str, Any]:
+    """One object schema for an ``allOf``: its parts' properties and required names merged.
+
+    Parts that are not dicts are skipped; later parts win on a property both declare.
+    """
+    merged: dict[str, Any] = {k: v for k, v in schema.items() if k != "allOf"}
+    parts = [merge_all_of(p) for p in schema.get("allOf") or [] if isinstance(p, dict)]
+    properties: dict[str, Any] = dict(merged.get("properties") or {})
+    required: list[str] = list(merged.get("required") or [])
+    for part in parts:
+        properties.update(part.get("properties") or {})
+        required.extend(r for r in part.get("required") or [] if r not in required)
+        if "type" in part and "type" not in merged:
+            merged["type"] = part["type"]
+    if properties:
+        merged["properties"] = properties
+        merged.setdefault("type", "object")
+    if required:
+        merged["required"] = required
+    return merged
+
+
+_PATTERN_ATOM = re.compile(r"\\[dwsDWS.\\^$\-]|\[\^?(?:\\.|[^\]\\])+\]|[A-Za-z0-9_\-:/@#.= ]")
+_PATTERN_COUNT = re.compile(r"\{(\d+)(?:,(\d*))?\}|[?+*]")
+_ESCAPE_CLASSES = {"d": string.digits, "w": string.ascii_letters + string.digits + "_", "s": " "}
+MAX_PATTERN_REPEAT = 8
+
+
+def pattern_value(pattern: str, rng: random.Random) -> str | None:
+    """A string fully matching a simple anchored regex, or None when the pattern is beyond it.
+
+    Handles sequences of literal characters, ``\\d``/``\\w``/``\\s`` and bracket classes
+    (ranges, escapes) with ``{n}``, ``{n,m}``, ``?``, ``+`` and ``*`` counts, e.g.
+    ``^[\\da-z]{26}$`` or ``^[A-Z]{3}-\\d{4}$``; alternation, groups and look-arounds are not.
+    """
+    body = pattern.removeprefix("^")
+    if body.endswith("$") and not body.endswith("\\$"):
+        body = body[:-1]
+    out: list[str] = []
+    position = 0
+    while position < len(body):
+        atom = _PATTERN_ATOM.match(body, position)
+        if atom is None:
+            return None
+        choices = _atom_choices(atom.group())
+        if not choices:
+            return None
+        position = atom.end()
+        low, high = 1, 1
+        count = _PATTERN_COUNT.match(body, position)
+        if count is not None:
+            low, high = _count_bounds(count)
+            position = count.end()
+        out.extend(rng.choice(choices) for _ in range(rng.randint(low, high)))
+    text = "".join(out)
+    try:
+        return text if re.search(pattern, text) else None
+    except re.error:
+        return None
+
+
+def _count_bounds(count: re.Match[str]) -> tuple[int, int]:
+    token = count.group()
+    if token == "?":
+        return 0, 1
+    if token in "+*":
+        return (1 if token == "+" else 0), MAX_PATTERN_REPEAT
+    low = int(count.group(1))
+    upper = count.group(2)
+    if upper is None:
+        return low, low
+    return low, int(upper) if upper else low + MAX_PATTERN_REPEAT
+
+
+def _atom_choices(atom: str) -> str:
+    """The characters one pattern atom may stand for (in a stable order; empty if unsupported)."""
+    if atom.startswith("\\"):
+        return _ESCAPE_CLASSES.get(atom[1], atom[1] if not atom[1].isalpha() else "")
+    if not atom.startswith("["):
+        return string.ascii_lowercase if atom == "." else atom
+    inner = atom[1:-1]
+    if inner.startswith("^"):
+        return ""
+    chars: list[str] = []
+    index = 0
+    while index < len(inner):
+        if inner[index] == "\\" and index + 1 < len(inner):
+            escaped = inner[index + 1]
+            chars.extend(_ESCAPE_CLASSES.get(escaped, "" if escaped.isalpha() else escaped))
+            index += 2
+        elif index + 2 < len(inner) and inner[index + 1] == "-":
+            chars.extend(chr(c) for c in range(ord(inner[index]), ord(inner[index + 2]) + 1))
+            index += 3
+        else:
+            chars.append(inner[index])
+            index += 1
+    return "".join(sorted(set(chars)))

@@ -211,6 +211,8 @@ class _RowMaker:
                 return _number_for(name, rng)
             case "boolean":
                 return rng.random() < 0.5
+            case "array" if spec_field.items:
+                return [values.schema_value(spec_field.items, rng) for _ in range(rng.randint(1, 3))]
             case "array":
                 return [values.phrase(rng, 2) for _ in range(rng.randint(1, 3))]
         return {}

@@ -23,7 +23,14 @@ import re
 from enum import StrEnum
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, model_validator
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    SerializerFunctionWrapHandler,
+    model_serializer,
+    model_validator,
+)
 
 from compoworld_assets.engine.canonical import content_hash
 from compoworld_assets.engine.types import TYPE_KEY, entity_ref, is_entity_ref, is_known_type
@@ -64,17 +71,30 @@ class FieldSpec(BaseModel):
     description: str = ""
     required: bool = True
     enum: list[Any] | None = None
+    items: dict[str, Any] | None = Field(
+        default=None, description="JSON schema of an array field's items (None: any items)."
+    )
 
     @model_validator(mode="after")
     def _known_type(self) -> FieldSpec:
         if self.type is not None and not is_known_type(self.type):
             raise ValueError(f"field {self.name!r}: unknown shared type {self.type!r}")
+        if self.items is not None and self.json_type != "array":
+            raise ValueError(f"field {self.name!r}: only array fields have an items schema")
         return self
+
+    @model_serializer(mode="wrap")
+    def _without_absent_items(self, handler: SerializerFunctionWrapHandler) -> dict[str, Any]:
+        """Leave ``items`` out when unset, so specs without item schemas dump (and hash) as before."""
+        data = handler(self)
+        if self.items is None:
+            data.pop("items", None)
+        return data
 
     def json_schema(self) -> dict[str, Any]:
         schema: dict[str, Any] = {"type": self.json_type}
         if self.json_type == "array":
-            schema["items"] = {}
+            schema["items"] = dict(self.items) if self.items is not None else {}
         if self.type:
             schema[TYPE_KEY] = self.type
         if self.description:

@@ -5,6 +5,7 @@ gives the same answer. Where a returned field's shared type (or name) matches an
 the argument is echoed; otherwise, where the state holds values of that type (emails in
 records, ids of the referenced entity), one is reused. Objects that carry the id of an
 existing record are filled from that record, and arrays of records list existing ones.
+``allOf`` parts are merged, and strings with a simple ``pattern`` get a matching value.
 """
 
 from __future__ import annotations
@@ -16,7 +17,7 @@ from compoworld_assets.engine.envelope import ok
 from compoworld_assets.engine.runtime.state import ServiceState
 from compoworld_assets.engine.specs.model import ServiceSpec, ToolSpec
 from compoworld_assets.engine.types import TYPE_KEY, entity_ref, value_matches_type
-from compoworld_assets.engine.values import schema_value
+from compoworld_assets.engine.values import merge_all_of, phrase, schema_value
 from compoworld_assets.engine.world_model.base import missing_reference, world_model_key
 from compoworld_assets.engine.world_model.schema import is_valid
 
@@ -86,6 +87,8 @@ class _Filler:
             options = [s for s in schema.get(key) or [] if isinstance(s, dict) and s.get("type") != "null"]
             if options:
                 return self.fill(options[0], name, depth)
+        if isinstance(schema.get("allOf"), list):
+            return self.fill(merge_all_of(schema), name, depth)
         reused = self.pools.pick(schema.get(TYPE_KEY), name, self.rng)
         if reused is not _MISSING and is_valid(schema, reused):
             return reused
@@ -102,6 +105,8 @@ class _Filler:
         props = schema["properties"]
         required = set(schema.get("required") or props)
         value = {k: self.fill(sub, k, depth + 1) for k, sub in props.items() if k in required}
+        for undeclared in sorted(required - set(props)):
+            value[undeclared] = phrase(self.rng, 2)
         found = self.pools.record_table(schema)
         if found is None:
             return value

@@ -11,6 +11,7 @@ from compoworld_assets.engine.library.builder import ServiceBuilder, field
 from compoworld_assets.engine.library.seeding import Population, seed_service_state, seed_world
 from compoworld_assets.engine.specs.model import EntitySpec, FieldSpec, ServiceSpec, SourceRef, ToolSpec
 from compoworld_assets.engine.types import is_entity_ref, parse_entity_ref, value_matches_type
+from compoworld_assets.engine.world_model.schema import schema_errors
 
 SPECS = builtin_specs()
 WORLD = seed_world(SPECS, seed=11)
@@ -147,6 +148,25 @@ def test_imported_specs_are_seeded_with_realistic_values() -> None:
     assert all(value_matches_type("email", r["contact_email"]) for r in rows)
     assert all(value_matches_type("datetime", r["created_at"]) for r in rows)
     assert all(r["owner"].startswith("cont_") for r in rows)
+
+
+def test_array_fields_with_item_schemas_are_seeded_with_valid_items() -> None:
+    link = {"type": "object", "properties": {"href": {"type": "string", "format": "uri"},
+                                             "code": {"type": "string", "pattern": "^[A-Z]{3}$"}},
+            "required": ["href", "code"]}
+    entity = EntitySpec(name="Bookmark", id_prefix="bookmark", fields=[
+        FieldSpec(name="links", json_type="array", items=link),
+        FieldSpec(name="tags", json_type="array"),
+    ])
+    tool = ToolSpec(name="list_bookmarks", description="List.", effect="list", entity="Bookmark")
+    spec = ServiceSpec(id="bookmarks", name="Bookmarks", domain="web", description="Imported.",
+                       source=SourceRef(kind="openapi", location="b.yaml"), entities=[entity], tools=[tool])
+    state = seed_service_state(spec, Population.generate(3), seed=3, rows_per_entity=4)
+    record_schema = entity.record_schema(spec.id)
+    for row in state.tables["Bookmark"].values():
+        assert schema_errors(record_schema, row) == []
+        assert row["links"] and all(value_matches_type("url", link["href"]) for link in row["links"])
+        assert all(isinstance(tag, str) for tag in row["tags"])
 
 
 def test_zero_rows_gives_empty_tables() -> None:

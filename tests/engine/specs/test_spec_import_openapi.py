@@ -62,11 +62,45 @@ def test_path_ids_are_string_references_to_their_entities(onepassword):
     assert set(tool.required_parameters()) == {"vaultUuid", "itemUuid"}
 
 
-def test_returns_come_from_the_success_response(onepassword):
-    returns = onepassword.tool("get_vaults").returns
+def test_action_returns_come_from_the_success_response(onepassword):
+    returns = onepassword.tool("get_api_activity").returns
     assert returns["type"] == "array"
-    assert returns["items"]["properties"]["createdAt"][TYPE_KEY] == "datetime"
+    assert returns["items"]["properties"]["timestamp"][TYPE_KEY] == "datetime"
     assert onepassword.tool("get_heartbeat").returns == {"type": "string", "example": "."}
+
+
+def test_crud_returns_follow_the_entity_record_not_the_response(onepassword):
+    """The response's id ``pattern`` and non-nullable optional attributes would reject stored records."""
+    vault = onepassword.entity("Vault")
+    record = vault.record_schema(onepassword.id)
+    read = onepassword.tool("get_vault_by_id").returns
+    assert read == record
+    assert read["properties"]["id"] == {"type": "string", TYPE_KEY: "api_1_password_connect.Vault.id"}
+    assert {"type": "null"} in read["properties"]["description"]["anyOf"]
+    page = onepassword.tool("get_vaults").returns
+    assert page["required"] == ["items", "count"] and page["properties"]["items"]["items"] == record
+    item_record = onepassword.entity("Item").record_schema(onepassword.id)
+    assert onepassword.tool("create_vault_item").returns == item_record
+    assert onepassword.tool("patch_vault_item").returns == item_record
+    assert onepassword.tool("delete_vault_item").returns["properties"]["deleted"] == {
+        "type": "string",
+        TYPE_KEY: "api_1_password_connect.Item.id",
+    }
+
+
+def test_array_fields_keep_their_item_schemas(onepassword):
+    urls = onepassword.entity("Item").field("urls")
+    assert urls.items is not None and urls.items["required"] == ["href"]
+    assert set(urls.items["properties"]) == {"href", "label", "primary"}
+    assert onepassword.entity("Item").field("tags").items == {"type": "string"}
+    stored = onepassword.entity("Item").record_schema(onepassword.id)["properties"]["urls"]["anyOf"][0]
+    assert stored["items"] == urls.items
+
+
+def test_all_of_request_bodies_become_field_parameters(onepassword):
+    params = onepassword.tool("create_vault_item").parameter_properties()
+    assert "body" not in params
+    assert {"category", "vault", "tags", "urls", "fields", "files"} <= set(params)
 
 
 def test_yaml_document_and_operation_ids():
@@ -94,8 +128,8 @@ def test_broken_ref_quarantines_only_its_operation():
 
 def test_recursive_schemas_are_cut_not_looped():
     spec = import_openapi(FIXTURES / "malformed_openapi_broken_ref.json").specs[0]
-    owner = spec.tool("show_pet_by_id").returns["properties"]["owner"]
-    nested_pet = owner["properties"]["pets"]["items"]
+    pets = spec.entity("Owner").field("pets").items
+    nested_pet = pets["properties"]["owner"]["properties"]["pets"]["items"]
     assert nested_pet["type"] == "object" and "not expanded" in nested_pet["description"]
     assert spec.tool("show_pet_by_id").parameter_properties()["petId"] == {
         "type": "string",

@@ -11,8 +11,11 @@ to it and retyped ``string`` (path segments are strings on the wire; entity ids 
 
 Parameters are the path and query parameters plus the top-level writable (not ``readOnly``)
 properties of a JSON request body (a non-object body becomes one ``body`` parameter); header
-and cookie parameters are transport details and are left out. Returns come from the 200/201
-(else first 2xx) response.
+and cookie parameters are transport details and are left out. An ``allOf`` body is merged first.
+Action tools' returns come from the 200/201 (else first 2xx) response; tools bound to an entity
+get the returns the CRUD conventions give them (see :mod:`.crud_returns`), since the source's
+response schema (id patterns, non-nullable optional attributes, bare lists) disagrees with the
+typed state the tool is executed on. Array properties keep their item schemas as entity fields.
 An operation that fails (broken ``$ref``, invalid tool) is quarantined alone.
 """
 
@@ -26,6 +29,7 @@ from typing import Any
 import yaml
 from pydantic import ValidationError
 
+from compoworld_assets.engine.specs.importers.crud_returns import crud_returns
 from compoworld_assets.engine.specs.importers.naming import service_slug, tool_slug, unique_name
 from compoworld_assets.engine.specs.importers.openapi_refs import RefError, RefResolver
 from compoworld_assets.engine.specs.importers.schema import entity_fields, json_type_of
@@ -46,6 +50,7 @@ from compoworld_assets.engine.specs.model import (
     ToolSpec,
 )
 from compoworld_assets.engine.types import TYPE_KEY, entity_ref
+from compoworld_assets.engine.values import merge_all_of
 
 KIND = "openapi"
 HTTP_METHODS = ("get", "put", "post", "patch", "delete", "head", "options", "trace")
@@ -297,6 +302,8 @@ class _Importer:
             except RefError:
                 target = {"type": "object"}
             if isinstance(target, dict):
+                if isinstance(target.get("items"), dict):
+                    target = {**target, "items": self.refs.inline(target["items"], MAX_SCHEMA_DEPTH)}
                 properties[str(name)] = {
                     **target,
                     **(
@@ -340,6 +347,8 @@ class _Importer:
             return
         body_required = isinstance(body_spec, dict) and body_spec.get("required") is True
         schema = self.refs.inline(raw_schema, MAX_SCHEMA_DEPTH)
+        if isinstance(schema.get("allOf"), list):
+            schema = merge_all_of(schema)
         if json_type_of(schema) == "object" and isinstance(schema.get("properties"), dict):
             writable = {
                 n: s
@@ -430,14 +439,16 @@ class _Importer:
             entities,
             context,
         )
-        returns_schema = self._response_schema(op)
-        returns = (
-            annotate_schema(
-                self.refs.inline(returns_schema, MAX_SCHEMA_DEPTH), self.service_id, entities, context
+        returns = crud_returns(effect, entities[entity], self.service_id) if entity else None
+        if returns is None:
+            returns_schema = self._response_schema(op)
+            returns = (
+                annotate_schema(
+                    self.refs.inline(returns_schema, MAX_SCHEMA_DEPTH), self.service_id, entities, context
+                )
+                if returns_schema is not None
+                else {}
             )
-            if returns_schema is not None
-            else {}
-        )
         spec = ToolSpec(
             name=unique_name(base, taken),
             description=(description or f"{op.method.upper()} {op.path}")[:_MAX_DESCRIPTION],

@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import Any
 
-from compoworld_assets.engine.specs.infer import infer_entity_ref, infer_shared_type
+from compoworld_assets.engine.specs.infer import annotate_schema, infer_entity_ref, infer_shared_type
 from compoworld_assets.engine.specs.model import FieldSpec
 
 JSON_TYPES = frozenset({"string", "integer", "number", "boolean", "array", "object", "null"})
@@ -93,7 +93,7 @@ def entity_fields(
     context: Iterable[str] = (),
 ) -> list[FieldSpec]:
     """Entity fields from an object schema's properties; untyped properties and ``id``/``Id`` are skipped
-    (the entity's id is implicit)."""
+    (the entity's id is implicit). Array fields keep their (annotated) item schema."""
     required_names = {r for r in required if isinstance(r, str)}
     entity_names = frozenset(entities)
     fields: list[FieldSpec] = []
@@ -105,6 +105,7 @@ def entity_fields(
         type_name = infer_entity_ref(name, schema, service_id, entity_names) or infer_shared_type(
             name, schema, context_words=context
         )
+        items = schema.get("items") if json_type == "array" and isinstance(schema.get("items"), dict) else None
         fields.append(
             FieldSpec(
                 name=name,
@@ -113,6 +114,7 @@ def entity_fields(
                 description=str(schema.get("description") or "")[:500],
                 required=name in required_names,
                 enum=enum,
+                items=annotate_schema(items, service_id, entity_names, context) if items else None,
             )
         )
     return fields

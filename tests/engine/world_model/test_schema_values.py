@@ -1,0 +1,83 @@
+"""``values.schema_value`` on source schemas the offline world model meets: patterns, allOf, loose objects."""
+
+from __future__ import annotations
+
+import random
+import re
+
+import pytest
+
+from compoworld_assets.engine.runtime.state import ServiceState
+from compoworld_assets.engine.specs.model import (
+    Effect,
+    EntitySpec,
+    FieldSpec,
+    ServiceSpec,
+    SourceRef,
+    ToolSpec,
+)
+from compoworld_assets.engine.types import TYPE_KEY
+from compoworld_assets.engine.values import merge_all_of, pattern_value, schema_value
+from compoworld_assets.engine.world_model import OfflineWorldModel
+from compoworld_assets.engine.world_model.schema import schema_errors
+
+
+@pytest.mark.parametrize(
+    "pattern",
+    [r"^[\da-z]{26}$", "^[A-Z]{3}$", r"^[A-Z]{2}-\d{4,6}$", r"^v\d+\.\d$", r"^[\w.-]{3,}$", "^.{5}$", "ab"],
+)
+def test_simple_patterns_get_matching_strings(pattern):
+    for seed in range(5):
+        value = pattern_value(pattern, random.Random(seed))
+        assert value is not None and re.search(pattern, value), value
+    assert schema_value({"type": "string", "pattern": pattern}, random.Random(1)) == pattern_value(
+        pattern, random.Random(1)
+    )
+
+
+@pytest.mark.parametrize("pattern", ["^(ab)+$", "^a|b$", "^[^a]{2}$", r"^\D$", "^(?=x)x$"])
+def test_patterns_beyond_the_generator_fall_back_deterministically(pattern):
+    assert pattern_value(pattern, random.Random(0)) is None
+    schema = {"type": "string", "pattern": pattern}
+    assert schema_value(schema, random.Random(3)) == schema_value(schema, random.Random(3))
+
+
+def test_all_of_parts_are_merged_and_required_names_are_always_present():
+    schema = {
+        "allOf": [
+            {"type": "object", "properties": {"id": {"type": "string", "pattern": "^[a-f0-9]{8}$"}},
+             "required": ["id"]},
+            {"properties": {"size": {"type": "integer"}}, "required": ["size", "label"]},
+        ]
+    }
+    merged = merge_all_of(schema)
+    assert merged["type"] == "object" and merged["required"] == ["id", "size", "label"]
+    value = schema_value(schema, random.Random(2))
+    assert schema_errors(schema, value) == [] and set(value) == {"id", "size", "label"}
+    loose = {"type": "object", "required": ["href"]}
+    assert schema_errors(loose, schema_value(loose, random.Random(0))) == []
+
+
+def test_offline_world_model_fills_all_of_from_state_and_satisfies_patterns():
+    """The answer reuses stored ids through ``allOf``; its own id gets a pattern-matching value."""
+    vault_ref = {"type": "string", TYPE_KEY: "vaults.Vault.id"}
+    returns = {
+        "allOf": [
+            {"type": "object", "properties": {"id": {"type": "string", "pattern": r"^[\da-z]{26}$"}},
+             "required": ["id"]},
+            {"type": "object", "properties": {"vault_id": vault_ref,
+                                              "links": {"type": "array",
+                                                        "items": {"type": "object", "required": ["href"]}}},
+             "required": ["vault_id", "links", "owner"]},
+        ]
+    }
+    tool = ToolSpec(name="vault_report", description="Report.", effect=Effect.ACTION, returns=returns)
+    vault = EntitySpec(name="Vault", id_prefix="vault", fields=[FieldSpec(name="name", json_type="string")])
+    spec = ServiceSpec(id="vaults", name="Vaults", domain="security", description="Vaults.",
+                       source=SourceRef(kind="openapi", location="v.json"), entities=[vault], tools=[tool])
+    state = ServiceState(service_id="vaults", counters={"Vault": 1},
+                         tables={"Vault": {"vault_0001": {"id": "vault_0001", "name": "Ops"}}})
+    result = OfflineWorldModel().simulate(spec, tool, {}, state)
+    assert result["success"] and schema_errors(returns, result["data"]) == []
+    assert result["data"]["vault_id"] == "vault_0001"
+    assert OfflineWorldModel().simulate(spec, tool, {}, state) == result
