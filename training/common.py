@@ -1,0 +1,48 @@
+"""What every training script shares: the device and thread setup, loading the model and tokenizer, metrics."""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+from typing import Any
+
+from training.base_model import DEFAULT_CACHE, prepare_base_model
+from training.chat_template import install_training_template
+
+
+def configure_cpu_threads() -> None:
+    """One torch thread unless OMP_NUM_THREADS says otherwise (more threads were 5x slower on shared cores)."""
+    import torch
+
+    threads = int(os.environ.get("OMP_NUM_THREADS", "1"))
+    torch.set_num_threads(max(1, threads))
+
+
+def cuda_available() -> bool:
+    import torch
+
+    return torch.cuda.is_available()
+
+
+def resolve_model(model: str | None, base_model_cache: str | None) -> Path:
+    """The checkpoint folder to load: the converted bundled model when ``model`` is None, else a pass-through."""
+    return prepare_base_model(base_model_cache or DEFAULT_CACHE, model)
+
+
+def load_tokenizer(model_dir: str | Path) -> Any:
+    from transformers import AutoTokenizer
+
+    return install_training_template(AutoTokenizer.from_pretrained(model_dir))
+
+
+def load_model(model_dir: str | Path, bf16: bool = False) -> Any:
+    import torch
+    from transformers import AutoModelForCausalLM
+
+    return AutoModelForCausalLM.from_pretrained(model_dir, dtype=torch.bfloat16 if bf16 else torch.float32)
+
+
+def write_json(path: str | Path, value: Any) -> None:
+    Path(path).parent.mkdir(parents=True, exist_ok=True)
+    Path(path).write_text(json.dumps(value, indent=2, sort_keys=True) + "\n", encoding="utf-8")

@@ -1,0 +1,221 @@
+"""GRPO with TRL's ``GRPOTrainer``: multi-turn tool use against the services, rewarded by the CFRR.
+
+    python -m training.grpo --rl_file rl.jsonl --output_dir runs/grpo --model runs/sft --max_steps 8
+
+Rollouts go through TRL's ``rollout_func`` hook (``environment_factory`` exposes Python methods
+as tools, one fixed set per environment class, while every CompoWorld task has its own tools).
+For each prompt of a batch (TRL repeats each prompt ``num_generations`` times, contiguously)
+:class:`ToolRollouts` mounts a fresh world from the RL file's services file, samples an
+assistant turn, runs its tool call through the agent interface, appends the result as a tool
+turn, and goes on until ``submit_answer``, a turn without a call, ``max_turns`` or the budget of
+``max_completion_length`` generated tokens. Tool-result tokens are masked out of the loss
+(``env_mask``). The task's rubric is evaluated on the final world state and the submitted
+answer; the reward is :func:`compoworld_assets.engine.rewards.cfrr_reward` over each group's
+per-criterion results. ``metrics.json`` holds the reward curve and per-step pass rates by
+criterion kind and by task criterion.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from collections import defaultdict
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from trl import GRPOConfig, TrlParser
+
+from compoworld_assets.engine.agents.interface import SUBMIT_ANSWER, AgentInterface
+from compoworld_assets.engine.canonical import canonical_json
+from compoworld_assets.engine.rewards import CRITERION_RESULTS_COLUMN, CRITERION_WEIGHTS_COLUMN, cfrr_reward
+from compoworld_assets.engine.tasks.rubrics import evaluate_rubric
+from training.chat_template import parse_tool_calls, tool_turn_text
+from training.common import (
+    configure_cpu_threads,
+    cuda_available,
+    load_model,
+    load_tokenizer,
+    resolve_model,
+    write_json,
+)
+from training.data import RLTask, read_rl_file, read_services, services_path
+
+
+@dataclass
+class GRPOScriptConfig:
+    rl_file: str = field(default="", metadata={"help": "RL task file (training.data); its services file beside it."})
+    model: str | None = field(default=None, metadata={"help": "Checkpoint folder or model id; default: base model."})
+    base_model_cache: str | None = None
+    max_turns: int = field(default=3, metadata={"help": "Assistant turns per rollout."})
+    max_tool_result_tokens: int = field(default=160, metadata={"help": "Tool results are cut to this many tokens."})
+    cfrr_epsilon: float = 0.05
+    full_completion_bonus: float = 0.1
+
+
+@dataclass
+class CompoGRPOConfig(GRPOConfig):
+    """TRL's GRPOConfig with defaults for small CPU runs."""
+
+    output_dir: str = "runs/grpo"
+    max_steps: int = 8
+    num_generations: int | None = 4
+    per_device_train_batch_size: int = 4
+    max_completion_length: int | None = 80
+    learning_rate: float = 5e-6
+    temperature: float = 1.0
+    bf16: bool | None = False
+    gradient_checkpointing: bool | None = False
+    logging_steps: float = 1
+    save_strategy: str = "no"
+    warmup_steps: float = 0
+    lr_scheduler_type: str = "constant"
+    seed: int = 0
+
+    def __post_init__(self) -> None:
+        if not cuda_available():
+            self.use_cpu = True
+        super().__post_init__()
+
+
+class ToolRollouts:
+    """TRL's ``rollout_func(prompts, trainer)``: multi-turn episodes on mounted worlds, rubric-scored."""
+
+    def __init__(self, tasks: list[RLTask], world_factory: Any, tokenizer: Any, max_turns: int,
+                 max_tool_result_tokens: int) -> None:
+        self.by_prompt = {}
+        for rl_task in tasks:
+            self.by_prompt.setdefault(canonical_json(rl_task.prompt), rl_task)
+        self.world_factory = world_factory
+        self.tokenizer = tokenizer
+        self.max_turns = max_turns
+        self.max_tool_result_tokens = max_tool_result_tokens
+        self.step_records: list[list[dict[str, Any]]] = []
+
+    def __call__(self, prompts: list[list[dict[str, Any]]], trainer: Any) -> dict[str, Any]:
+        model = trainer.accelerator.unwrap_model(trainer.model)
+        budget = trainer.max_completion_length
+        episodes = [self.episode(model, self.by_prompt[canonical_json(p)], budget, trainer.temperature)
+                    for p in prompts]
+        self.step_records.append([e["record"] for e in episodes])
+        return {"prompt_ids": [e["prompt_ids"] for e in episodes],
+                "completion_ids": [e["completion_ids"] for e in episodes],
+                "logprobs": None,
+                "env_mask": [e["env_mask"] for e in episodes],
+                CRITERION_RESULTS_COLUMN: [e["criteria"] for e in episodes],
+                CRITERION_WEIGHTS_COLUMN: [e["weights"] for e in episodes]}
+
+    def episode(self, model: Any, rl_task: RLTask, budget: int, temperature: float) -> dict[str, Any]:
+        import torch
+
+        tokenizer = self.tokenizer
+        prompt_ids = tokenizer.apply_chat_template(rl_task.prompt, tools=rl_task.tools, add_generation_prompt=True,
+                                                   return_dict=True)["input_ids"]
+        completion_ids: list[int] = []
+        env_mask: list[int] = []
+        calls: list[str] = []
+        answer: dict[str, Any] | None = None
+        generated = 0
+        world = self.world_factory(rl_task.task)
+        try:
+            interface = AgentInterface(rl_task.task, world, rl_task.mode)
+            mounted_task = rl_task.task.model_copy(update={"initial_state": world.world_state()})
+            for _ in range(self.max_turns):
+                if generated >= budget:
+                    break
+                context = torch.tensor([prompt_ids + completion_ids])
+                with torch.no_grad():
+                    output = model.generate(context, attention_mask=torch.ones_like(context), do_sample=True,
+                                            temperature=temperature, max_new_tokens=budget - generated,
+                                            eos_token_id=tokenizer.eos_token_id, pad_token_id=tokenizer.pad_token_id)
+                turn = output[0, context.shape[1]:].tolist()
+                completion_ids += turn
+                env_mask += [1] * len(turn)
+                generated += len(turn)
+                parsed = parse_tool_calls(tokenizer.decode(turn))
+                if not parsed or not turn or turn[-1] != tokenizer.eos_token_id:
+                    break
+                name, arguments = parsed[0]
+                calls.append(name)
+                outcome = interface.execute(name, arguments)
+                if outcome.answer is not None:
+                    answer = outcome.answer
+                if name == SUBMIT_ANSWER and answer is not None:
+                    break
+                result_ids = tokenizer(json.dumps(outcome.result, ensure_ascii=False),
+                                       add_special_tokens=False)["input_ids"][: self.max_tool_result_tokens]
+                shown = tokenizer(tool_turn_text(tokenizer.decode(result_ids)), add_special_tokens=False)["input_ids"]
+                completion_ids += shown
+                env_mask += [0] * len(shown)
+            criteria = evaluate_rubric(mounted_task, world.world_state(), answer or {})
+        finally:
+            world.close()
+        weights = {c.id: c.weight for c in rl_task.task.rubric}
+        kinds = {c.id: c.kind for c in rl_task.task.rubric}
+        record = {"task_id": rl_task.task.task_id, "calls": calls, "submitted": answer is not None,
+                  "criteria": [{"id": c.id, "kind": kinds.get(c.id, "?"), "passed": c.passed} for c in criteria]}
+        return {"prompt_ids": prompt_ids, "completion_ids": completion_ids, "env_mask": env_mask,
+                "criteria": [{"id": c.id, "passed": c.passed} for c in criteria], "weights": weights,
+                "record": record}
+
+
+def step_summary(records: list[dict[str, Any]]) -> dict[str, Any]:
+    """Pass rates of one step's rollouts: by criterion kind, by task criterion, and tool-call/submit rates."""
+    by_kind: dict[str, list[bool]] = defaultdict(list)
+    by_id: dict[str, list[bool]] = defaultdict(list)
+    for record in records:
+        for criterion in record["criteria"]:
+            by_kind[criterion["kind"]].append(criterion["passed"])
+            by_id[f"{record['task_id']}/{criterion['id']}"].append(criterion["passed"])
+    n = len(records)
+    return {"rollouts": n, "pass_rate_by_kind": {k: _rate(v) for k, v in sorted(by_kind.items())},
+            "pass_rate_by_criterion": {k: _rate(v) for k, v in sorted(by_id.items())},
+            "tool_call_rate": sum(bool(r["calls"]) for r in records) / n if n else 0.0,
+            "submit_rate": sum(r["submitted"] for r in records) / n if n else 0.0}
+
+
+def _rate(values: list[bool]) -> float:
+    return sum(values) / len(values)
+
+
+def run_grpo(script: GRPOScriptConfig, config: CompoGRPOConfig) -> dict[str, Any]:
+    from functools import partial
+
+    from datasets import Dataset
+    from trl import GRPOTrainer
+
+    configure_cpu_threads()
+    tasks = read_rl_file(script.rl_file)
+    if not tasks:
+        raise ValueError(f"{script.rl_file} holds no tasks")
+    model_dir = resolve_model(script.model, script.base_model_cache)
+    tokenizer = load_tokenizer(model_dir)
+    tokenizer.padding_side = "left"
+    dataset = Dataset.from_list([{"prompt": t.prompt, "task_id": t.task.task_id} for t in tasks])
+    reward = partial(cfrr_reward, epsilon=script.cfrr_epsilon, full_completion_bonus=script.full_completion_bonus)
+    reward.__name__ = "cfrr"
+    with read_services(services_path(script.rl_file)).world_factory() as factory:
+        rollouts = ToolRollouts(tasks, factory, tokenizer, script.max_turns, script.max_tool_result_tokens)
+        trainer = GRPOTrainer(model=load_model(model_dir), reward_funcs=[reward], args=config,
+                              train_dataset=dataset, processing_class=tokenizer, rollout_func=rollouts)
+        started = time.monotonic()
+        trainer.train()
+        wall = time.monotonic() - started
+    trainer.save_model(config.output_dir)
+    tokenizer.save_pretrained(config.output_dir)
+    rewards = [{"step": e["step"], "reward": e["reward"]} for e in trainer.state.log_history if "reward" in e]
+    metrics = {"method": "grpo", "steps": trainer.state.global_step, "reward": rewards,
+               "per_step": [step_summary(records) for records in rollouts.step_records],
+               "wall_time_s": round(wall, 2)}
+    write_json(Path(config.output_dir) / "metrics.json", metrics)
+    return metrics
+
+
+def main(argv: list[str] | None = None) -> None:
+    script, config = TrlParser((GRPOScriptConfig, CompoGRPOConfig)).parse_args_and_config(args=argv)
+    metrics = run_grpo(script, config)
+    print(json.dumps({"steps": metrics["steps"], "reward": metrics["reward"], "wall_time_s": metrics["wall_time_s"]}))
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,136 @@
+"""Supervised fine-tuning on sample-format trajectories with TRL's ``SFTTrainer``, no Dagster.
+
+    python -m training.sft --train_file sft.jsonl --output_dir runs/sft --max_steps 32
+
+The dataset is conversational (``messages`` + ``tools``) and rendered with the training chat
+template; the loss is on assistant turns only. LoRA is optional (``--use_lora``). When
+``output_dir`` holds a checkpoint, training resumes from the last one. ``metrics.json`` in
+``output_dir`` holds the loss per step, the steps, the tokens seen and the wall time.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from trl import SFTConfig, TrlParser
+
+from training.common import (
+    configure_cpu_threads,
+    cuda_available,
+    load_model,
+    load_tokenizer,
+    resolve_model,
+    write_json,
+)
+from training.data import read_sft_file
+
+
+@dataclass
+class SFTScriptConfig:
+    train_file: str = field(default="", metadata={"help": "Sample-format JSON lines (tools, messages, meta)."})
+    model: str | None = field(default=None, metadata={
+        "help": "Hugging Face model id or checkpoint folder; default: the bundled SmolLM2-135M-Instruct."})
+    base_model_cache: str | None = field(default=None, metadata={"help": "Where the bundled model is converted."})
+    max_samples: int | None = field(default=None, metadata={"help": "Use only the first N samples."})
+    use_lora: bool = False
+    lora_r: int = 16
+    lora_alpha: int = 32
+    lora_dropout: float = 0.0
+
+
+@dataclass
+class CompoSFTConfig(SFTConfig):
+    """TRL's SFTConfig with defaults for small CPU runs (TRL's own defaults assume a GPU)."""
+
+    output_dir: str = "runs/sft"
+    max_steps: int = 32
+    per_device_train_batch_size: int = 2
+    learning_rate: float = 5e-5
+    max_length: int | None = 2048
+    assistant_only_loss: bool = True
+    bf16: bool | None = False
+    gradient_checkpointing: bool | None = False
+    logging_steps: float = 1
+    save_steps: float = 16
+    save_total_limit: int | None = 2
+    warmup_steps: float = 0
+    lr_scheduler_type: str = "constant"
+    seed: int = 0
+
+    def __post_init__(self) -> None:
+        if not cuda_available():
+            self.use_cpu = True
+        super().__post_init__()
+
+
+def sft_dataset(samples: list[dict[str, Any]]) -> Any:
+    """A conversational dataset: ``messages`` as given, ``tools`` as JSON text (TRL decodes it per row).
+
+    Keeping tools as text avoids Arrow unifying every tool schema of the file into one struct.
+    """
+    from datasets import Dataset
+
+    return Dataset.from_list([{"messages": s["messages"], "tools": json.dumps(s["tools"], ensure_ascii=False)}
+                              for s in samples])
+
+
+def last_checkpoint(output_dir: str | Path) -> str | None:
+    from transformers.trainer_utils import get_last_checkpoint
+
+    return get_last_checkpoint(str(output_dir)) if Path(output_dir).is_dir() else None
+
+
+def run_sft(script: SFTScriptConfig, config: CompoSFTConfig) -> dict[str, Any]:
+    """Train, save the final model and tokenizer into ``output_dir``, write and return the metrics."""
+    from trl import SFTTrainer
+
+    configure_cpu_threads()
+    samples = read_sft_file(script.train_file)[: script.max_samples]
+    if not samples:
+        raise ValueError(f"{script.train_file} holds no samples")
+    model_dir = resolve_model(script.model, script.base_model_cache)
+    tokenizer = load_tokenizer(model_dir)
+    model = load_model(model_dir)
+    peft_config = None
+    if script.use_lora:
+        from peft import LoraConfig
+
+        peft_config = LoraConfig(r=script.lora_r, lora_alpha=script.lora_alpha, lora_dropout=script.lora_dropout,
+                                 target_modules="all-linear", task_type="CAUSAL_LM")
+    trainer = SFTTrainer(model=model, args=config, train_dataset=sft_dataset(samples), processing_class=tokenizer,
+                         peft_config=peft_config)
+    resume = last_checkpoint(config.output_dir)
+    started = time.monotonic()
+    trainer.train(resume_from_checkpoint=resume)
+    wall = time.monotonic() - started
+    trainer.save_model(config.output_dir)
+    tokenizer.save_pretrained(config.output_dir)
+    metrics = sft_metrics(trainer.state.log_history, trainer.state.global_step, wall, resume, len(samples))
+    write_json(Path(config.output_dir) / "metrics.json", metrics)
+    return metrics
+
+
+def sft_metrics(log_history: list[dict[str, Any]], steps: int, wall_s: float, resumed_from: str | None,
+                n_samples: int) -> dict[str, Any]:
+    losses = [{"step": e["step"], "loss": e["loss"]} for e in log_history if "loss" in e]
+    tokens = [e["num_tokens"] for e in log_history if "num_tokens" in e]
+    final_loss = losses[-1]["loss"] if losses else math.nan
+    return {"method": "sft", "steps": steps, "samples": n_samples, "loss": losses, "final_loss": final_loss,
+            "tokens_seen": int(tokens[-1]) if tokens else 0, "wall_time_s": round(wall_s, 2),
+            "resumed_from": resumed_from}
+
+
+def main(argv: list[str] | None = None) -> None:
+    parser = TrlParser((SFTScriptConfig, CompoSFTConfig))
+    script, config = parser.parse_args_and_config(args=argv)
+    metrics = run_sft(script, config)
+    print(json.dumps({k: metrics[k] for k in ("steps", "final_loss", "tokens_seen", "wall_time_s")}))
+
+
+if __name__ == "__main__":
+    main()
