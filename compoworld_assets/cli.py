@@ -1,7 +1,10 @@
-"""Command line: run the main job on the embedded default, or print what is stored.
+"""Command line: run the main job, materialize chosen assets, export datasets, print what is stored.
 
-``compoworld run`` materializes specs → services (all partitions, one run) → tool catalog on
-a local DuckDB file, recording runs in ``$DAGSTER_HOME`` so ``dagster dev`` shows them.
+``compoworld run`` materializes specs → services (all partitions, one run) → catalog and graph →
+one task round → datasets and dbt marts on a local DuckDB file, recording runs in
+``$DAGSTER_HOME`` so ``dagster dev`` shows them. ``compoworld materialize`` runs any assets (one
+partition, or every ``service`` partition), ``compoworld export`` copies the SFT samples, RL tasks
+and every kept trajectory out of the DuckDB file as JSON lines.
 """
 
 from __future__ import annotations
@@ -11,6 +14,7 @@ import os
 import shutil
 import sys
 import warnings
+from collections.abc import Callable
 from pathlib import Path
 
 REPO_ROOT = Path(__file__).resolve().parent.parent
@@ -27,9 +31,8 @@ def _prepare_environment(data_dir: str) -> None:
         shutil.copy(REPO_ROOT / "dagster.yaml", home / "dagster.yaml")
 
 
-def run_pipeline(data_dir: str, seed: int, rows_per_entity: int, n_plans: int, task_round: str,
-                 log_level: str = "WARNING") -> dict[str, int]:
-    """Materialize the service stages in order; returns the summary counts."""
+def _materializer(data_dir: str, log_level: str) -> tuple[object, Callable[..., None]]:
+    """The instance in ``$DAGSTER_HOME`` and ``materialize(selection, **kwargs)`` over every asset and check."""
     import dagster as dg
 
     from compoworld_assets.definitions import all_asset_checks, all_assets, build_resources
@@ -50,24 +53,117 @@ def run_pipeline(data_dir: str, seed: int, rows_per_entity: int, n_plans: int, t
             print(f"  check failed: {evaluation.asset_key.to_user_string()} {evaluation.check_name}",
                   file=sys.stderr)
 
-    print("1/5 importing specs …", flush=True)
-    materialize(["service_specs", "quarantined_specs"])
+    return instance, materialize
+
+
+def _all_services_tags(instance) -> dict[str, str]:
+    """Tags selecting every registered ``service`` partition as one run (a single-run backfill)."""
     partitions = instance.get_dynamic_partitions("service")
-    print(f"2/5 synthesizing and verifying {len(partitions)} services …", flush=True)
-    materialize(["services"], tags={"dagster/asset_partition_range_start": partitions[0],
-                                    "dagster/asset_partition_range_end": partitions[-1]},
-                run_config={"ops": {"services": {"config": {"seed": seed, "rows_per_entity": rows_per_entity}}}})
-    print("3/5 building the tool catalog and the dependency graph …", flush=True)
-    materialize(["tool_catalog", "dependency_graph", "dependency_graph_nodes"])
-    if not instance.has_dynamic_partition("task_round", task_round):
-        instance.add_dynamic_partitions("task_round", [task_round])
-    print(f"4/5 sampling ~{n_plans} task walks (round {task_round}), rolling out the oracle, verifying …", flush=True)
-    materialize(["sampled_tasks", "quarantined_tasks", "rubrics", "trajectories", "verified_trajectories"],
-                partition_key=task_round,
-                run_config={"ops": {"sample_tasks": {"config": {"seed": seed, "n_plans": n_plans}}}})
-    print("5/5 writing the SFT and RL datasets and the dbt marts …", flush=True)
-    materialize(dg.AssetSelection.assets("sft_dataset", "rl_tasks") | dg.AssetSelection.groups("reporting"))
+    if not partitions:
+        raise SystemExit("no service partitions yet: materialize service_specs first")
+    return {"dagster/asset_partition_range_start": partitions[0],
+            "dagster/asset_partition_range_end": partitions[-1]}
+
+
+def run_pipeline(data_dir: str, seed: int, rows_per_entity: int, n_plans: int, task_round: str,
+                 log_level: str = "WARNING") -> dict[str, int]:
+    """Materialize every stage in order with a progress bar over the stages; returns the summary counts."""
+    import dagster as dg
+    from tqdm import tqdm
+
+    instance, materialize = _materializer(data_dir, log_level)
+
+    def import_specs() -> None:
+        materialize(["service_specs", "quarantined_specs"])
+
+    def build_services() -> None:
+        materialize(["services"], tags=_all_services_tags(instance),
+                    run_config={"ops": {"services": {"config": {"seed": seed, "rows_per_entity": rows_per_entity}}}})
+
+    def catalog_and_graph() -> None:
+        materialize(["tool_catalog", "dependency_graph", "dependency_graph_nodes"])
+
+    def task_round_stage() -> None:
+        if not instance.has_dynamic_partition("task_round", task_round):
+            instance.add_dynamic_partitions("task_round", [task_round])
+        materialize(["sampled_tasks", "quarantined_tasks", "rubrics", "trajectories", "verified_trajectories"],
+                    partition_key=task_round,
+                    run_config={"ops": {"sample_tasks": {"config": {"seed": seed, "n_plans": n_plans}}}})
+
+    def datasets() -> None:
+        from sensors.jobs import PIPELINE_REPORTING
+
+        materialize(dg.AssetSelection.assets("sft_dataset", "rl_tasks") | PIPELINE_REPORTING)
+
+    stages = [
+        ("importing specs", import_specs),
+        ("synthesizing and verifying services", build_services),
+        ("building the tool catalog and the dependency graph", catalog_and_graph),
+        (f"task round {task_round}: ~{n_plans} walks, oracle rollouts, verification", task_round_stage),
+        ("writing the SFT and RL datasets and the dbt marts", datasets),
+    ]
+    with tqdm(stages, desc="compoworld run", unit="stage", file=sys.stdout) as bar:
+        for description, stage in bar:
+            bar.set_postfix_str(description)
+            stage()
     return summarize(Path(data_dir) / "compoworld.duckdb")
+
+
+def materialize_assets(data_dir: str, keys: list[str], partition: str | None, log_level: str) -> None:
+    """Materialize ``keys`` (one partition, or for ``services`` without one: every registered service)."""
+    import dagster as dg
+    from tqdm import tqdm
+
+    from compoworld_assets.definitions import defs
+
+    graph = defs().resolve_asset_graph()
+    unknown = sorted(set(keys) - {k.to_user_string() for k in graph.get_all_asset_keys()})
+    if unknown:
+        raise SystemExit(f"unknown asset(s): {', '.join(unknown)}")
+    partitions_defs = {graph.get(dg.AssetKey.from_user_string(k)).partitions_def for k in keys} - {None}
+    if len(partitions_defs) > 1:
+        raise SystemExit("these assets are partitioned differently: materialize them separately")
+    instance, materialize = _materializer(data_dir, log_level)
+    kwargs: dict = {}
+    if partitions_defs:
+        [partitions_def] = partitions_defs
+        if partition is None and partitions_def.name == "service":
+            kwargs["tags"] = _all_services_tags(instance)
+        elif partition is None:
+            raise SystemExit(f"{', '.join(keys)} is partitioned by {partitions_def.name}: pass --partition")
+        else:
+            if not instance.has_dynamic_partition(partitions_def.name, partition):
+                if partitions_def.name == "service":
+                    raise SystemExit(f"no service partition {partition!r}: materialize service_specs first")
+                instance.add_dynamic_partitions(partitions_def.name, [partition])
+            kwargs["partition_key"] = partition
+    with tqdm(total=1, desc=f"materialize {' '.join(keys)}", unit="run", file=sys.stdout) as bar:
+        materialize(dg.AssetSelection.assets(*[dg.AssetKey.from_user_string(k) for k in keys]), **kwargs)
+        bar.update()
+
+
+EXPORTS = {
+    "sft.jsonl": "select sample_json from pipeline.sft_dataset order by trajectory_id",
+    "rl_tasks.jsonl": "select task_json from pipeline.rl_tasks order by task_id",
+    "samples.jsonl": "select sample_json from pipeline.verified_trajectories where passed order by trajectory_id",
+}
+
+
+def export(data_dir: str, target: Path) -> dict[str, int]:
+    """Write the SFT samples, RL tasks and every kept trajectory as JSON lines under ``target``."""
+    import duckdb
+    from tqdm import tqdm
+
+    target.mkdir(parents=True, exist_ok=True)
+    written = {}
+    with duckdb.connect(str(Path(data_dir) / "compoworld.duckdb"), read_only=True) as con:
+        for name, sql in EXPORTS.items():
+            rows = con.execute(sql).fetchall()
+            with (target / name).open("w", encoding="utf-8") as out:
+                for (line,) in tqdm(rows, desc=name, unit="row", file=sys.stdout):
+                    out.write(line + "\n")
+            written[name] = len(rows)
+    return written
 
 
 def summarize(database: Path) -> dict[str, int]:
@@ -107,16 +203,29 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="compoworld", description=__doc__)
     sub = parser.add_subparsers(dest="command", required=True)
     run = sub.add_parser("run", help="run the main job on the embedded default")
-    run.add_argument("--data-dir", default="data")
     run.add_argument("--seed", type=int, default=7)
     run.add_argument("--rows-per-entity", type=int, default=5)
     run.add_argument("--tasks", type=int, default=1100, help="task walks to sample (tasks = those passing the gate)")
     run.add_argument("--round", default="r000", help="task generation round (a task_round partition)")
-    run.add_argument("--log-level", default="WARNING", help="Dagster console log level (DEBUG for everything)")
-    status = sub.add_parser("status", help="print the counts stored in the DuckDB file")
-    status.add_argument("--data-dir", default="data")
+    materialize = sub.add_parser("materialize", help="materialize assets (with their checks)")
+    materialize.add_argument("assets", nargs="+", help="asset keys, e.g. services or marts/catalog_by_domain")
+    materialize.add_argument("--partition", help="a service id or task round; services default to all")
+    for command in (run, materialize):
+        command.add_argument("--log-level", default="WARNING", help="Dagster console log level (DEBUG for all)")
+    exporter = sub.add_parser("export", help="write sft.jsonl, rl_tasks.jsonl and samples.jsonl to a folder")
+    exporter.add_argument("target", type=Path)
+    sub.add_parser("status", help="print the counts stored in the DuckDB file")
+    for command in sub.choices.values():
+        command.add_argument("--data-dir", default="data")
     args = parser.parse_args(argv)
     _prepare_environment(args.data_dir)
+    if args.command == "materialize":
+        materialize_assets(args.data_dir, args.assets, args.partition, args.log_level)
+        return 0
+    if args.command == "export":
+        for name, count in export(args.data_dir, args.target).items():
+            print(f"  {count:>6} rows → {args.target / name}")
+        return 0
     if args.command == "run":
         summary = run_pipeline(args.data_dir, args.seed, args.rows_per_entity, args.tasks, args.round, args.log_level)
     else:

@@ -18,7 +18,7 @@ RL_SCHEMA = {"task_id": pl.String, "round": pl.String, "domain": pl.String, "n_c
 
 
 @dg.asset(group_name="datasets", code_version=DATASET_VERSION, pool="duckdb",
-          metadata={"primary_key": "trajectory_id"})
+          metadata={"primary_key": "trajectory_id"}, automation_condition=dg.AutomationCondition.eager())
 def sft_dataset(verified_trajectories: pl.DataFrame, storage: StorageResource) -> dg.Output[pl.DataFrame]:
     """Kept trajectories of train-split tasks in the CompoWorld sample format (also data/exports/sft.jsonl)."""
     kept = verified_trajectories.filter(pl.col("passed") & (pl.col("split") == "train")).sort("trajectory_id")
@@ -33,7 +33,8 @@ def sft_dataset(verified_trajectories: pl.DataFrame, storage: StorageResource) -
                      metadata={"n_samples": written, "path": dg.MetadataValue.path(str(path))})
 
 
-@dg.asset(group_name="datasets", code_version=DATASET_VERSION, pool="duckdb", metadata={"primary_key": "task_id"})
+@dg.asset(group_name="datasets", code_version=DATASET_VERSION, pool="duckdb", metadata={"primary_key": "task_id"},
+          automation_condition=dg.AutomationCondition.eager())
 def rl_tasks(sampled_tasks: pl.DataFrame, storage: StorageResource) -> dg.Output[pl.DataFrame]:
     """RL-split tasks with their rubrics (also data/exports/rl_tasks.jsonl, one Task JSON per line)."""
     rl = sampled_tasks.filter(pl.col("split") == "rl").sort("task_id")

@@ -20,9 +20,10 @@ GRAPH_VERSION = "1"
         "dependency_graph": dg.AssetOut(
             description="Edges t1 → t2: an output of t1 can feed an input of t2 (type edge) or t1 writes "
                         "an entity t2 reads (state edge).",
-            code_version=GRAPH_VERSION),
+            code_version=GRAPH_VERSION, automation_condition=dg.AutomationCondition.eager()),
         "dependency_graph_nodes": dg.AssetOut(description="One node per tool with its degrees.",
                                               code_version=GRAPH_VERSION,
+                                              automation_condition=dg.AutomationCondition.eager(),
                                               metadata={"primary_key": "qualified_name"}),
     },
     group_name="tasks",

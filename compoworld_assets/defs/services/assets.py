@@ -6,10 +6,14 @@ import polars as pl
 
 from compoworld_assets.defs.services.partitions import service_partitions
 from compoworld_assets.engine import tables
+from compoworld_assets.engine.canonical import content_hash
 from compoworld_assets.engine.service_build import build_service
+from compoworld_assets.engine.synthesis.offline import OFFLINE_SYNTHESIZER_VERSION
 from resources import LLMResource, SandboxResource, StorageResource
 
 BUILD_VERSION = "1"
+# A new offline synthesizer release changes every module it writes, so it is part of the code version.
+SERVICES_CODE_VERSION = f"{BUILD_VERSION}+offline-{OFFLINE_SYNTHESIZER_VERSION}"
 
 
 class ServicesConfig(dg.Config):
@@ -22,7 +26,7 @@ class ServicesConfig(dg.Config):
     backfill_policy=dg.BackfillPolicy.single_run(),
     metadata={"partition_expr": "service_id", "primary_key": "service_id"},
     group_name="services",
-    code_version=BUILD_VERSION,
+    code_version=SERVICES_CODE_VERSION,
     pool="duckdb",
 )
 def services(
@@ -53,8 +57,11 @@ def services(
         context.log.info(f"{service_id}: {len(build.verified_tools)}/{len(build.spec.tools)} tools verified, "
                          f"{len(build.world_model_tools)} on the world model")
         builds.append(build)
+        context.add_asset_metadata({"spec_hash": build.spec.content_hash(),
+                                    "module_hash": build.module.source_hash}, partition_key=service_id)
     frame = tables.service_rows(builds)
-    return dg.Output(frame, metadata={
+    built_from = frame.select("service_id", "spec_hash", "module_hash", "seed_state_hash").rows()
+    return dg.Output(frame, data_version=dg.DataVersion(content_hash(built_from)[:16]), metadata={
         "n_services": len(frame),
         "n_tools": int(frame["n_tools"].sum()),
         "n_verified": int(frame["n_verified"].sum()),

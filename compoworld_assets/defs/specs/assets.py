@@ -40,6 +40,8 @@ def import_specs(context: dg.AssetExecutionContext, spec_sources: SpecSourcesRes
     yield dg.Output(specs, "service_specs", data_version=dg.DataVersion(_frame_hash(specs, "spec_hash")),
                     metadata={
                         "n_specs": len(specs), "n_tools": int(specs["n_tools"].sum()),
+                        "spec_hashes": dg.MetadataValue.json(dict(zip(ids, specs["spec_hash"].to_list(),
+                                                                      strict=True))),
                         "domains": dg.MetadataValue.json(sorted(set(specs["domain"].to_list()))),
                         "new_partitions": len(new_ids),
                         "removed_partitions": len(registered - set(ids)),

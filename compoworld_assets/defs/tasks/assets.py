@@ -87,7 +87,7 @@ def sample_tasks(context: dg.AssetExecutionContext, config: TaskRoundConfig, ser
 def rubrics(context: dg.AssetExecutionContext, sampled_tasks: pl.DataFrame) -> dg.Output[pl.DataFrame]:
     """One row per executable rubric criterion (state, answer, negative) with its weight and check."""
     frame = task_tables.rubric_rows(task_tables.tasks_from_rows(sampled_tasks), context.partition_key)
-    return dg.Output(frame, metadata={
+    return dg.Output(frame, data_version=dg.DataVersion(content_hash(frame.rows())[:16]), metadata={
         "n_criteria": len(frame),
         "by_kind": dg.MetadataValue.json(dict(frame.group_by("kind").len().sort("kind").iter_rows())),
     })

@@ -97,7 +97,7 @@ def verified_trajectories(context: dg.AssetExecutionContext, config: Verificatio
     frame = task_tables.verified_rows(results, context.partition_key)
     kept = int(frame["passed"].sum()) if len(frame) else 0
     rates = criterion_pass_rates(v for _, v, _ in results)
-    return dg.Output(frame, metadata={
+    return dg.Output(frame, data_version=dg.DataVersion(content_hash(frame.rows())[:16]), metadata={
         "n_trajectories": len(frame),
         "n_kept": kept,
         "verification_yield": round(kept / len(frame), 4) if len(frame) else 0.0,

@@ -1,0 +1,55 @@
+"""The ``compoworld`` command line: materialize, export, status."""
+
+import json
+
+import duckdb
+import pytest
+
+from compoworld_assets import cli
+
+
+@pytest.fixture
+def cli_env(project_env, monkeypatch):
+    for name in ("DAGSTER_HOME", "COMPOWORLD_SPEC_DIR"):
+        monkeypatch.setenv(name, project_env[name])
+    return project_env
+
+
+def test_export_writes_sft_rl_and_samples(tmp_path):
+    data = tmp_path / "data"
+    data.mkdir()
+    with duckdb.connect(str(data / "compoworld.duckdb")) as con:
+        con.execute("create schema pipeline")
+        con.execute("create table pipeline.sft_dataset as select * from (values ('t2', '{\"id\": 2}'), "
+                    "('t1', '{\"id\": 1}')) v(trajectory_id, sample_json)")
+        con.execute("create table pipeline.rl_tasks as select 'k1' task_id, '{\"task\": 1}' task_json")
+        con.execute("create table pipeline.verified_trajectories as select * from (values "
+                    "('t1', '{\"id\": 1}', true), ('t3', '{\"id\": 3}', false)) v(trajectory_id, sample_json, passed)")
+    written = cli.export(str(data), tmp_path / "out")
+    assert written == {"sft.jsonl": 2, "rl_tasks.jsonl": 1, "samples.jsonl": 1}
+    sft = [json.loads(line) for line in (tmp_path / "out" / "sft.jsonl").read_text().splitlines()]
+    assert sft == [{"id": 1}, {"id": 2}], "ordered by trajectory id"
+    assert (tmp_path / "out" / "samples.jsonl").read_text() == '{"id": 1}\n'
+
+
+def test_materialize_rejects_unknown_assets_and_missing_rounds(cli_env, tmp_path):
+    with pytest.raises(SystemExit, match="unknown asset"):
+        cli.main(["materialize", "no_such_asset", "--data-dir", str(tmp_path / "data")])
+    with pytest.raises(SystemExit, match="pass --partition"):
+        cli.main(["materialize", "sampled_tasks", "--data-dir", str(tmp_path / "data")])
+    with pytest.raises(SystemExit, match="differently"):
+        cli.main(["materialize", "services", "sampled_tasks", "--data-dir", str(tmp_path / "data")])
+
+
+@pytest.mark.slow
+def test_materialize_specs_then_one_service(cli_env, tmp_path, capsys):
+    data = str(tmp_path / "data")
+    assert cli.main(["materialize", "service_specs", "quarantined_specs", "--data-dir", data]) == 0
+    with pytest.raises(SystemExit, match="no service partition"):
+        cli.main(["materialize", "services", "--partition", "nope", "--data-dir", data])
+    assert cli.main(["materialize", "services", "--partition", "bfcl_message_api", "--data-dir", data]) == 0
+    assert cli.main(["status", "--data-dir", data]) == 0
+    out = capsys.readouterr().out
+    assert "materialize services" in out
+    with duckdb.connect(str(tmp_path / "data" / "compoworld.duckdb"), read_only=True) as con:
+        assert con.execute("select service_id from pipeline.services").fetchall() == [("bfcl_message_api",)]

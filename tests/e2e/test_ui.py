@@ -1,0 +1,87 @@
+"""The Dagster UI in a real browser: Debian's chromium driven by Playwright against ``dagster dev``.
+
+Screenshots land in ``test-artifacts/`` (git-ignored); docs/screenshots/ holds copies for the docs.
+"""
+
+import re
+import time
+from pathlib import Path
+
+import pytest
+from dagster_dev import dagster_dev, graphql
+
+pytestmark = [pytest.mark.slow, pytest.mark.e2e]
+
+CHROMIUM = Path("/usr/bin/chromium")
+CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update",
+                 "--disable-sync", "--no-first-run"]
+ARTIFACTS = Path(__file__).resolve().parents[2] / "test-artifacts"
+VIEWPORT = {"width": 1800, "height": 1500}
+# One asset per stage whose name the graph prints whole (long names are abbreviated in the nodes).
+STAGE_ASSETS = ["service_specs", "services", "tool_catalog", "dependency_graph", "sampled_tasks", "rubrics",
+                "trajectories", "sft_dataset", "rl_tasks", "catalog_by_domain"]
+RUNS = "{ runsOrError { ... on Runs { results { runId status jobName assetSelection { path } } } } }"
+
+
+@pytest.fixture
+def browser_page():
+    if not CHROMIUM.exists():
+        pytest.fail("Debian's chromium is required: apt-get install -y chromium")
+    playwright_api = pytest.importorskip("playwright.sync_api")
+    with playwright_api.sync_playwright() as playwright:
+        browser = playwright.chromium.launch(executable_path=str(CHROMIUM), args=CHROMIUM_ARGS)
+        page = browser.new_page(viewport=VIEWPORT)
+        page.add_init_script("localStorage.setItem('communityNux', '1')")  # no newsletter dialog
+        page.set_default_timeout(60_000)
+        yield page
+        browser.close()
+
+
+def show_whole_graph(page, url: str) -> None:
+    page.goto(f"{url}/asset-groups")
+    page.locator("foreignObject").first.wait_for()
+    page.mouse.click(VIEWPORT["width"] - 300, 300)
+    page.keyboard.press("Alt+e")  # expand all groups
+    for _ in range(4):
+        page.mouse.click(VIEWPORT["width"] - 28, VIEWPORT["height"] - 149)  # zoom out
+        time.sleep(0.3)
+    page.locator("foreignObject", has_text="rl_tasks").first.wait_for()
+    time.sleep(1)
+
+
+def wait_for_run(url: str, timeout_s: float = 300.0) -> dict:
+    deadline = time.monotonic() + timeout_s
+    while time.monotonic() < deadline:
+        runs = graphql(url, RUNS)["runsOrError"]["results"]
+        if runs and runs[0]["status"] in ("SUCCESS", "FAILURE", "CANCELED"):
+            return runs[0]
+        time.sleep(2)
+    raise TimeoutError("the run launched from the UI did not finish")
+
+
+def test_asset_graph_and_materialize_from_the_ui(project_env, tmp_path, browser_page):
+    ARTIFACTS.mkdir(exist_ok=True)
+    page = browser_page
+    with dagster_dev(project_env, tmp_path / "dagster_dev.log") as url:
+        show_whole_graph(page, url)
+        html = page.content()
+        assert [name for name in STAGE_ASSETS if f">{name}<" not in html] == []
+        page.screenshot(path=ARTIFACTS / "asset-graph.png")
+
+        page.goto(f"{url}/assets/service_specs")
+        page.locator("button:visible").filter(has_text=re.compile(r"^Materialize$")).first.click()
+        page.get_by_role("button", name="Confirm").click()  # quarantined_specs comes along (one multi-asset)
+        run = wait_for_run(url)
+        assert run["status"] == "SUCCESS", run
+        assert sorted(a["path"][0] for a in run["assetSelection"]) == ["quarantined_specs", "service_specs"]
+
+        page.goto(f"{url}/runs/{run['runId']}")
+        page.get_by_text("RUN_SUCCESS").first.wait_for()
+        page.screenshot(path=ARTIFACTS / "run.png")
+        page.goto(f"{url}/assets/service_specs?view=checks")
+        page.get_by_text("service_ids_unique").first.wait_for()
+        page.screenshot(path=ARTIFACTS / "checks.png")
+        page.goto(f"{url}/automation")
+        page.get_by_text("nightly_task_round_schedule").first.wait_for()
+        page.screenshot(path=ARTIFACTS / "automation.png")
+    assert (ARTIFACTS / "asset-graph.png").stat().st_size > 10_000
