@@ -19,6 +19,8 @@ from compoworld_assets.defs.specs import assets as specs_assets
 from compoworld_assets.defs.specs import checks as specs_checks
 from compoworld_assets.defs.tasks import assets as tasks_assets
 from compoworld_assets.defs.tasks import checks as tasks_checks
+from compoworld_assets.defs.training import assets as training_assets
+from compoworld_assets.defs.training import checks as training_checks
 from compoworld_assets.defs.trajectories import assets as trajectories_assets
 from compoworld_assets.defs.trajectories import checks as trajectories_checks
 from resources import (
@@ -35,9 +37,9 @@ from sensors.automation import automation_sensor
 from sensors.failures import run_failure_recorder
 
 ASSET_MODULES = [specs_assets, services_assets, catalog_assets, graph_assets, tasks_assets, trajectories_assets,
-                 datasets_assets, reporting_assets]
+                 datasets_assets, training_assets, reporting_assets]
 CHECK_MODULES = [specs_checks, services_checks, catalog_checks, graph_checks, tasks_checks, trajectories_checks,
-                 datasets_checks]
+                 datasets_checks, training_checks]
 
 
 def build_resources(data_dir: str | None = None) -> dict[str, object]:
