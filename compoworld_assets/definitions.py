@@ -10,6 +10,9 @@ from compoworld_assets.defs.catalog import assets as catalog_assets
 from compoworld_assets.defs.catalog import checks as catalog_checks
 from compoworld_assets.defs.datasets import assets as datasets_assets
 from compoworld_assets.defs.datasets import checks as datasets_checks
+from compoworld_assets.defs.evaluation import assets as evaluation_assets
+from compoworld_assets.defs.evaluation import checks as evaluation_checks
+from compoworld_assets.defs.evaluation import sensors as evaluation_sensors
 from compoworld_assets.defs.graph import assets as graph_assets
 from compoworld_assets.defs.graph import checks as graph_checks
 from compoworld_assets.defs.reporting import assets as reporting_assets
@@ -37,9 +40,9 @@ from sensors.automation import automation_sensor
 from sensors.failures import run_failure_recorder
 
 ASSET_MODULES = [specs_assets, services_assets, catalog_assets, graph_assets, tasks_assets, trajectories_assets,
-                 datasets_assets, training_assets, reporting_assets]
+                 datasets_assets, training_assets, evaluation_assets, reporting_assets]
 CHECK_MODULES = [specs_checks, services_checks, catalog_checks, graph_checks, tasks_checks, trajectories_checks,
-                 datasets_checks, training_checks]
+                 datasets_checks, training_checks, evaluation_checks]
 
 
 def build_resources(data_dir: str | None = None) -> dict[str, object]:
@@ -70,8 +73,9 @@ def defs() -> dg.Definitions:
     return dg.Definitions(
         assets=all_assets(),
         asset_checks=all_asset_checks(),
-        jobs=pipeline_jobs.ALL_JOBS,
+        jobs=[*pipeline_jobs.ALL_JOBS, evaluation_sensors.benchmark_job],
         schedules=schedules.ALL_SCHEDULES,
-        sensors=[spec_drop_folder.spec_drop_folder_sensor, run_failure_recorder, automation_sensor],
+        sensors=[spec_drop_folder.spec_drop_folder_sensor, run_failure_recorder, automation_sensor,
+                 evaluation_sensors.sft_checkpoint_sensor, evaluation_sensors.rl_checkpoint_sensor],
         resources=build_resources(),
     )

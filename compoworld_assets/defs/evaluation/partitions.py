@@ -1,0 +1,11 @@
+"""Benchmark × model partitions: the benchmarks are fixed, models are added as checkpoints appear."""
+
+import dagster as dg
+
+from compoworld_assets.engine.evaluation.suite import BENCHMARKS
+
+CHECKPOINT_MODELS = ("base", "sft", "rl")
+
+benchmarks = dg.StaticPartitionsDefinition(list(BENCHMARKS))
+eval_models = dg.DynamicPartitionsDefinition(name="eval_model")
+benchmark_model = dg.MultiPartitionsDefinition({"benchmark": benchmarks, "model": eval_models})

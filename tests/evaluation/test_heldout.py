@@ -1,0 +1,39 @@
+"""Held-out CompoWorld tasks: the oracle self-test passes, a model that never calls a tool scores 0."""
+
+import pytest
+
+from compoworld_assets.engine.evaluation.heldout import evaluate_heldout, heldout_self_test, select_heldout
+from compoworld_assets.engine.evaluation.results import ModelEndpoint, score_rows
+from compoworld_assets.engine.evaluation.suite import library_heldout_world
+
+
+@pytest.mark.slow
+def test_oracle_passes_and_a_chatty_model_fails_every_heldout_task():
+    tasks, factory = library_heldout_world(n=40)
+    heldout = select_heldout(tasks, 3)
+    assert heldout and all(t.split == "heldout" for t in heldout)
+    with factory:
+        assert heldout_self_test(heldout, factory).ok
+
+        async def chatty(**kwargs):
+            assert kwargs["seed"] in (5, 6) and kwargs["tools"]
+            return {"choices": [{"message": {"role": "assistant", "content": "Sure, working on it."}}]}
+
+        run = evaluate_heldout(heldout, factory, ModelEndpoint("chatty", "fake/x"), [5, 6], completion_fn=chatty)
+    rows = {r["metric"]: r for r in score_rows(run)}
+    assert rows["success"]["mean"] == 0.0 and rows["made_tool_call"]["mean"] == 0.0
+    assert (rows["success"]["n"], rows["success"]["k"]) == (len(heldout), 2)
+    assert run.details["finish_reasons"] == {"stop": 2 * len(heldout)}
+    assert any(metric.startswith("success[") for metric in rows)
+
+
+def test_select_heldout_samples_only_the_heldout_split_deterministically():
+    class _T:
+        def __init__(self, task_id, split):
+            self.task_id, self.split = task_id, split
+
+    tasks = [_T(f"t{i}", "heldout" if i % 2 else "train") for i in range(20)]
+    first = select_heldout(tasks, 4, seed=1)
+    assert [t.task_id for t in first] == [t.task_id for t in select_heldout(tasks, 4, seed=1)]
+    assert len(first) == 4 and all(t.split == "heldout" for t in first)
+    assert len(select_heldout(tasks, None)) == 10

@@ -1,0 +1,69 @@
+"""The variance protocol: bootstrap intervals, per-item seed averaging and pass^k."""
+
+import random
+
+import pytest
+
+from compoworld_assets.engine.evaluation.stats import (
+    bootstrap_ci,
+    estimate,
+    pass_hat_k,
+    pass_hat_k_item,
+    percentile,
+)
+
+
+def test_percentile_interpolates_like_numpy():
+    assert percentile([0.0, 1.0, 2.0, 3.0], 0.5) == 1.5
+    assert percentile([5.0], 0.9) == 5.0
+
+
+def test_constant_scores_have_a_zero_width_interval():
+    assert bootstrap_ci([1.0] * 12, seed=3) == (1.0, 1.0)
+    assert bootstrap_ci([0.4], seed=3) == (0.4, 0.4)
+
+
+def test_interval_is_seeded_ordered_and_shrinks_with_more_items():
+    rng = random.Random(0)
+    small = [float(rng.random() < 0.5) for _ in range(20)]
+    large = [float(rng.random() < 0.5) for _ in range(400)]
+    assert bootstrap_ci(small, seed=1) == bootstrap_ci(small, seed=1)
+    low, high = bootstrap_ci(small, seed=1)
+    assert low <= sum(small) / len(small) <= high
+    large_low, large_high = bootstrap_ci(large, seed=1)
+    assert large_high - large_low < high - low
+
+
+def test_known_case_half_successes():
+    """40 items, 20 successes: the 95% interval of the mean is about 0.5 ± 1.96·sqrt(0.25/40) ≈ [0.345, 0.655]."""
+    low, high = bootstrap_ci([1.0] * 20 + [0.0] * 20, seed=0, resamples=4000)
+    assert low == pytest.approx(0.345, abs=0.03) and high == pytest.approx(0.655, abs=0.03)
+
+
+def test_coverage_on_synthetic_bernoulli_data():
+    """Over 200 synthetic samples of 60 Bernoulli(0.3) items the 95% interval covers 0.3 about 95% of the time."""
+    rng = random.Random(7)
+    covered = 0
+    for trial in range(200):
+        values = [float(rng.random() < 0.3) for _ in range(60)]
+        low, high = bootstrap_ci(values, seed=trial, resamples=400)
+        covered += low <= 0.3 <= high
+    assert 0.88 <= covered / 200 <= 0.99
+
+
+def test_estimate_averages_seeds_within_items_and_resamples_items():
+    scores = {"b": [1.0, 0.0], "a": [1.0, 1.0], "c": [0.0, 0.0]}
+    result = estimate(scores, seed=0)
+    assert result.mean == pytest.approx(0.5)
+    assert (result.n, result.k) == (3, 2)
+    assert 0.0 <= result.ci_low <= 0.5 <= result.ci_high <= 1.0
+
+
+def test_pass_hat_k_counts_only_items_solved_every_time():
+    assert pass_hat_k_item(successes=3, tries=3, k=3) == 1.0
+    assert pass_hat_k_item(successes=2, tries=3, k=3) == 0.0
+    assert pass_hat_k_item(successes=2, tries=4, k=2) == pytest.approx(1 / 6)
+    result = pass_hat_k({"a": [1.0, 1.0], "b": [1.0, 0.0], "c": [0.5, 1.0], "d": [1, 1]})
+    assert result.mean == pytest.approx(0.5) and result.k == 2 and result.n == 4
+    with pytest.raises(ValueError):
+        pass_hat_k_item(successes=1, tries=2, k=3)
