@@ -167,11 +167,15 @@ def export(data_dir: str, target: Path) -> dict[str, int]:
 
 
 def summarize(database: Path) -> dict[str, int]:
+    """Counts per stage; a table not materialized yet counts 0."""
     import duckdb
 
     with duckdb.connect(str(database), read_only=True) as con:
         def one(sql: str) -> int:
-            return int(con.execute(sql).fetchone()[0] or 0)
+            try:
+                return int(con.execute(sql).fetchone()[0] or 0)
+            except duckdb.CatalogException:
+                return 0
 
         return {
             "specs": one("select count(*) from pipeline.service_specs"),
