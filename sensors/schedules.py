@@ -23,11 +23,9 @@ def nightly_task_round_schedule(context: dg.ScheduleEvaluationContext) -> dg.Run
 
 @dg.schedule(job=training_job, cron_schedule="0 4 * * 0", execution_timezone="UTC",
              default_status=dg.DefaultScheduleStatus.STOPPED)
-def weekly_training_schedule(context: dg.ScheduleEvaluationContext):
-    """Retrain every Sunday on the datasets as they stand; skips while no training asset exists."""
+def weekly_training_schedule(context: dg.ScheduleEvaluationContext) -> dg.RunRequest:
+    """Retrain every Sunday (base model → SFT → RL) on the datasets as they stand."""
     training = dg.AssetSelection.groups("training").resolve(context.repository_def.asset_graph)
-    if not training:
-        return dg.SkipReason("no asset in the 'training' group yet")
     return dg.RunRequest(run_key=f"train-{context.scheduled_execution_time:%Y%m%d}",
                          tags={"compoworld/trains": ",".join(sorted(k.to_user_string() for k in training))})
 

@@ -4,9 +4,8 @@ from datetime import UTC, datetime
 
 import dagster as dg
 
-from compoworld_assets.definitions import all_assets, build_resources
-from sensors.jobs import ALL_JOBS, TASK_ROUND_ASSETS
-from sensors.schedules import ALL_SCHEDULES, nightly_task_round_schedule, weekly_training_schedule
+from sensors.jobs import TASK_ROUND_ASSETS
+from sensors.schedules import nightly_task_round_schedule, weekly_training_schedule
 
 
 def test_nightly_tick_adds_a_round_partition_and_requests_the_task_round_job(instance, definitions):
@@ -32,21 +31,11 @@ def _training_context(instance, definitions: dg.Definitions):
                                      scheduled_execution_time=datetime(2026, 11, 29, 4, tzinfo=UTC))
 
 
-def test_weekly_training_skips_while_no_training_asset_exists(instance, definitions):
-    data = weekly_training_schedule.evaluate_tick(_training_context(instance, definitions))
-    assert data.run_requests == [] and "training" in data.skip_message
-
-
-def test_weekly_training_requests_the_training_assets_once_they_exist(instance, tmp_path):
-    @dg.asset(group_name="training", deps=["sft_dataset"])
-    def sft_checkpoint() -> None:
-        """Stands in for the trainer's asset."""
-
-    definitions = dg.Definitions(assets=[*all_assets(), sft_checkpoint], jobs=ALL_JOBS, schedules=ALL_SCHEDULES,
-                                 resources=build_resources(str(tmp_path)))
+def test_weekly_training_requests_every_training_asset(instance, definitions):
     data = weekly_training_schedule.evaluate_tick(_training_context(instance, definitions))
     [request] = data.run_requests
     assert request.run_key == "train-20261129"
-    assert request.tags["compoworld/trains"] == "sft_checkpoint"
+    assert request.tags["compoworld/trains"] == "base_model,rl_checkpoint,sft_checkpoint"
     job = definitions.resolve_job_def(weekly_training_schedule.job_name)
-    assert {k.to_user_string() for k in job.asset_layer.selected_asset_keys} == {"sft_checkpoint"}
+    assert {k.to_user_string() for k in job.asset_layer.selected_asset_keys} == {
+        "base_model", "sft_checkpoint", "rl_checkpoint"}
