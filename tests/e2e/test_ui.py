@@ -46,9 +46,14 @@ def show_whole_graph(page, url: str) -> None:
     for _ in range(4):
         page.mouse.click(VIEWPORT["width"] - 28, VIEWPORT["height"] - 149)  # zoom out
         time.sleep(0.3)
+    # Alt+E toggles every group; groups may already be expanded from the URL, so toggle until the
+    # nodes of every stage are in the DOM.
     deadline = time.monotonic() + 90
     while missing_stage_assets(page.content()) and time.monotonic() < deadline:
-        time.sleep(1)
+        time.sleep(3)
+        if missing_stage_assets(page.content()):
+            page.mouse.click(VIEWPORT["width"] - 300, 300)
+            page.keyboard.press("Alt+e")
     time.sleep(1)
 
 
