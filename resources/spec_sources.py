@@ -22,28 +22,14 @@ class SpecSourcesResource(dg.ConfigurableResource):
     sources: list[SpecSourceConfig] = Field(default_factory=list)
 
     def load(self) -> ImportResult:
+        """Built-in specs first; an imported spec reusing a known service id is quarantined."""
         from compoworld_assets.engine.library import builtin_specs
+        from compoworld_assets.engine.specs.importers import dedupe_service_ids
         from compoworld_assets.engine.specs.sources import SpecSource, load_sources
 
         declared = [SpecSource(kind=s.kind, path=s.path) for s in self.sources]
         if Path(self.drop_folder).is_dir():
             declared.insert(0, SpecSource(kind="auto", path=self.drop_folder))
-        result = ImportResult(specs=builtin_specs() if self.include_builtin else [])
-        imported = load_sources(declared)
-        known = {s.id for s in result.specs}
-        for spec in imported.specs:
-            if spec.id in known:
-                result.quarantined.append(_duplicate(spec))
-            else:
-                known.add(spec.id)
-                result.specs.append(spec)
-        result.quarantined.extend(imported.quarantined)
-        return result
-
-
-def _duplicate(spec):
-    from compoworld_assets.engine.specs.model import QuarantinedSpec
-
-    return QuarantinedSpec(source_kind=spec.source.kind, location=spec.source.location,
-                           reason=f"duplicate service id {spec.id!r} (the built-in library defines it)",
-                           fragment=spec.model_dump_json()[:4000])
+        builtins = builtin_specs() if self.include_builtin else []
+        imported = dedupe_service_ids(load_sources(declared), seen={s.id for s in builtins})
+        return ImportResult(specs=builtins + imported.specs, quarantined=imported.quarantined)
