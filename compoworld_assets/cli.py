@@ -74,7 +74,9 @@ def run_pipeline(data_dir: str, seed: int, rows_per_entity: int, n_plans: int, t
     instance, materialize = _materializer(data_dir, log_level)
 
     def import_specs() -> None:
-        materialize(["service_specs", "quarantined_specs"])
+        from sensors.jobs import IMPORT_SPECS
+
+        materialize(IMPORT_SPECS)
 
     def build_services() -> None:
         materialize(["services"], tags=_all_services_tags(instance),

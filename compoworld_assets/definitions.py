@@ -61,7 +61,8 @@ def build_resources(data_dir: str | None = None) -> dict[str, object]:
 
 
 def all_assets() -> list:
-    return dg.load_assets_from_modules(ASSET_MODULES)
+    """Every asset of the stage modules, plus the external per-service spec view they cannot collect."""
+    return [*dg.load_assets_from_modules(ASSET_MODULES), specs_assets.service_spec]
 
 
 def all_asset_checks() -> list:

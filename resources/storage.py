@@ -2,7 +2,8 @@
 
 The IO manager is Dagster's DuckDB polars IO manager with two guarantees added: a step's
 delete-and-insert is one transaction (a failed write never leaves a half-written table), and
-an empty frame still creates its typed table (downstream steps can always read it).
+an empty frame still creates its typed table (downstream steps can always read it). It also lends
+the run's instance to partition lookups, which multi-partitions with a dynamic dimension need.
 """
 
 from collections.abc import Iterator, Sequence
@@ -70,13 +71,27 @@ class _PolarsHandler(DuckDBPolarsTypeHandler):
         super().handle_output(context, table_slice, obj, connection)
 
 
+class _DynamicPartitionsDbIOManager(DbIOManager):
+    """Dagster's ``DbIOManager`` lists the keys of a multi-partition's dynamic dimension (the
+    ``benchmark_scores`` model dimension) without an instance to read them from, and fails with
+    "The instance is not available to load partitions". The run's instance is lent to it here."""
+
+    def handle_output(self, context, obj) -> None:
+        with dg.partition_loading_context(dynamic_partitions_store=context.step_context.instance):
+            super().handle_output(context, obj)
+
+    def load_input(self, context):
+        with dg.partition_loading_context(dynamic_partitions_store=context.instance):
+            return super().load_input(context)
+
+
 class CompoWorldDuckDBIOManager(DuckDBPolarsIOManager):
     @staticmethod
     def type_handlers() -> Sequence[DbTypeHandler]:
         return [_PolarsHandler()]
 
     def create_io_manager(self, context) -> DbIOManager:
-        return DbIOManager(
+        return _DynamicPartitionsDbIOManager(
             db_client=_TransactionalClient(),
             database=self.database,
             schema=self.schema_,

@@ -9,8 +9,12 @@ import dagster as dg
 
 TASK_ROUND_ASSETS = ("sampled_tasks", "quarantined_tasks", "rubrics", "trajectories", "verified_trajectories")
 
+# The import also observes the per-service ``service_spec`` view; its check runs in the same job.
+IMPORT_SPECS = (dg.AssetSelection.assets("service_specs", "quarantined_specs")
+                | dg.AssetSelection.checks_for_assets("service_spec"))
+
 import_specs_job = dg.define_asset_job(
-    "import_specs_job", selection=dg.AssetSelection.assets("service_specs", "quarantined_specs"),
+    "import_specs_job", selection=IMPORT_SPECS,
     description="Import every spec source and register new service partitions.",
 )
 

@@ -1,11 +1,12 @@
-"""Per-service lineage: which ``services`` partitions are stale because their own spec changed.
+"""Per-service lineage: which ``services`` partitions need a build, and why.
 
-``service_specs`` is one unpartitioned table, so Dagster's staleness (the data version of an
-unpartitioned parent against each partition's recorded input version) marks *every* ``services``
-partition stale when any one spec changes. The precise answer is recorded beside it: the
+Dagster's stale status already says which partitions are stale (each reads only its own
+``service_spec`` partition, versioned by the spec hash). The drop-folder sensor needs more than a
+status: *why* (never built, or spec changed), from public instance APIs only. The
 ``service_specs`` materialization carries ``spec_hashes`` (service id → spec hash) and every
-``services`` partition's materialization carries the ``spec_hash`` it was built from. A partition
-is stale exactly when the two differ, or when it was never built.
+``services`` partition's materialization carries the ``spec_hash`` it was built from; a partition
+needs a build exactly when the two differ, or when it was never built. The lineage test checks
+this answer against Dagster's.
 """
 
 from __future__ import annotations

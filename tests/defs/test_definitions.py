@@ -10,7 +10,7 @@ PIPELINE_TABLES = [
     "verified_trajectories", "sft_dataset", "rl_tasks",
 ]
 EXPECTED_ASSETS = {
-    *PIPELINE_TABLES,
+    *PIPELINE_TABLES, "service_spec",
     "staging/stg_dependency_graph", "staging/stg_dependency_graph_nodes", "staging/stg_quarantined_specs",
     "staging/stg_quarantined_tasks", "staging/stg_rl_tasks", "staging/stg_rubrics",
     "staging/stg_sampled_tasks", "staging/stg_service_specs", "staging/stg_services",
@@ -78,6 +78,7 @@ EXPECTED_CHECKS = EXPECTED_GX_CHECKS | {
     ("sampled_tasks", "tasks_cross_services"),
     ("service_specs", "service_ids_unique"),
     ("service_specs", "specs_revalidate"),
+    ("service_spec", "service_spec_versions_match"),
     ("services", "modules_intact"),
     ("services", "verified_share"),
     ("sft_dataset", "sft_samples_complete"),

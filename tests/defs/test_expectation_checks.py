@@ -34,8 +34,7 @@ def test_invalid_spec_row_fails_the_blocking_check_and_stops_services(pipeline, 
         return frame.with_columns(n_tools=toolless)
 
     monkeypatch.setattr(tables, "spec_rows", spec_rows_with_a_toolless_service)
-    result = pipeline.materialize("service_specs", "quarantined_specs", "services", partition_key="crm",
-                                  raise_on_error=False)
+    result = pipeline.materialize("service_specs", "quarantined_specs", raise_on_error=False)
     assert not result.success
     evaluation = _evaluation(result, "service_specs_expectations")
     assert not evaluation.passed
@@ -45,6 +44,10 @@ def test_invalid_spec_row_fails_the_blocking_check_and_stops_services(pipeline, 
     assert failures[0]["failing_rows"] == [{"service_id": "crm", "n_tools": 0}]
     assert {e.check_name for e in result.get_asset_check_evaluations() if not e.passed} == {
         "service_specs_expectations"}, "only the GX suite sees a tool count of 0"
-    materialized = {e.asset_key.to_user_string() for e in result.get_asset_materialization_events()}
-    assert "services" not in materialized
+
+    build = pipeline.materialize("services", partition_key="crm", raise_on_error=False)
+    assert not build.success, "a build in a later run refuses the row the blocking check rejected"
+    [failure] = [e for e in build.all_events if e.event_type_value == "STEP_FAILURE"]
+    assert "n_tools" in failure.step_failure_data.user_failure_data.description
+    assert not build.get_asset_materialization_events()
     assert not pipeline.query("select 1 from information_schema.tables where table_name = 'services'")

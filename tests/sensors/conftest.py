@@ -34,14 +34,14 @@ def instance():
 
 @pytest.fixture
 def materialize(drop_folder, instance, tmp_path):
-    """``materialize(*keys, **kwargs)`` on the drop folder's services only."""
+    """``materialize(*keys, **kwargs)`` (or ``materialize(selection=...)``) on the drop folder's services only."""
     resources = {**build_resources(str(tmp_path / "data")),
                  "spec_sources": SpecSourcesResource(include_builtin=False, drop_folder=str(drop_folder))}
     everything = [*all_assets(), *all_asset_checks()]
 
-    def run(*keys: str, **kwargs) -> dg.ExecuteInProcessResult:
-        return dg.materialize(everything, selection=dg.AssetSelection.assets(*keys), resources=resources,
-                              instance=instance, **kwargs)
+    def run(*keys: str, selection: dg.AssetSelection | None = None, **kwargs) -> dg.ExecuteInProcessResult:
+        return dg.materialize(everything, selection=selection or dg.AssetSelection.assets(*keys),
+                              resources=resources, instance=instance, **kwargs)
 
     return run
 

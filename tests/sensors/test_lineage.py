@@ -1,8 +1,8 @@
-"""Changing one service spec makes exactly that service (and what reads every service) stale.
+"""Changing one service spec makes exactly its downstream stale, in Dagster's own stale status.
 
-Dagster's own staleness cannot say it: ``service_specs`` is one unpartitioned table, so its new
-data version marks every ``services`` partition stale. The test pins both answers down: the
-per-service one from :func:`sensors.lineage.stale_services`, and Dagster's coarser one.
+A ``services`` partition reads only its ``service_spec`` partition, whose data version is the spec
+hash observed at import. The test checks Dagster's resolver (what the UI shows) and our own
+metadata-based :func:`sensors.lineage.stale_services` (what the drop-folder sensor uses) agree.
 """
 
 import dagster as dg
@@ -10,6 +10,7 @@ import pytest
 from dagster._core.definitions.data_version import CachingStaleStatusResolver, StaleStatus
 from dagster._core.loader import LoadingContextForTest
 
+from sensors.jobs import IMPORT_SPECS
 from sensors.lineage import SPEC_CHANGED, stale_services
 from sensors.spec_drop_folder import folder_fingerprint, spec_drop_folder_sensor
 
@@ -39,10 +40,10 @@ def test_one_changed_spec_makes_only_its_service_stale(drop_folder, instance, de
     materialize("service_specs", "quarantined_specs")
 
     assert stale_services(instance) == {CHANGED: SPEC_CHANGED}
-    assert status(instance, definitions, "tool_catalog") == StaleStatus.STALE
-    # Dagster's coarser view: the unpartitioned parent changed, so both partitions read as stale.
     assert status(instance, definitions, "services", CHANGED) == StaleStatus.STALE
-    assert status(instance, definitions, "services", UNCHANGED) == StaleStatus.STALE
+    assert status(instance, definitions, "services", UNCHANGED) == StaleStatus.FRESH
+    # The catalog lists every service's tools, so it reads the whole spec table and is stale too.
+    assert status(instance, definitions, "tool_catalog") == StaleStatus.STALE
 
     context = dg.build_sensor_context(instance=instance, cursor=folder_fingerprint(drop_folder),
                                       repository_def=definitions.get_repository_def())
@@ -53,6 +54,22 @@ def test_one_changed_spec_makes_only_its_service_stale(drop_folder, instance, de
     materialize("services", partition_key=CHANGED)
     assert stale_services(instance) == {}
     assert status(instance, definitions, "services", CHANGED) == StaleStatus.FRESH
+    assert status(instance, definitions, "services", UNCHANGED) == StaleStatus.FRESH
+
+
+def test_reimporting_unchanged_specs_leaves_every_service_fresh(instance, definitions, materialize):
+    materialize(selection=IMPORT_SPECS)
+    for service_id in (CHANGED, UNCHANGED):
+        materialize("services", partition_key=service_id)
+    result = materialize(selection=IMPORT_SPECS)
+    [evaluation] = [e for e in result.get_asset_check_evaluations() if e.asset_key == dg.AssetKey("service_spec")]
+    assert evaluation.passed, evaluation.metadata
+    for service_id in (CHANGED, UNCHANGED):
+        assert status(instance, definitions, "services", service_id) == StaleStatus.FRESH
+    observed = instance.fetch_observations(
+        dg.AssetRecordsFilter(asset_key=dg.AssetKey("service_spec"), asset_partitions=[CHANGED]), limit=2).records
+    assert len(observed) == 2
+    assert len({r.event_log_entry.asset_observation.tags["dagster/data_version"] for r in observed}) == 1
 
 
 def test_services_data_version_follows_the_built_module(instance, materialize):
@@ -65,3 +82,13 @@ def test_services_data_version_follows_the_built_module(instance, materialize):
     assert again.asset_materialization.tags["dagster/data_version"] == version, "same spec, same module"
     metadata = again.asset_materialization.metadata
     assert metadata["spec_hash"].value and metadata["module_hash"].value
+
+
+def test_version_check_fails_when_an_observed_version_disagrees_with_the_catalog(instance, materialize):
+    materialize(selection=IMPORT_SPECS)
+    instance.report_runless_asset_event(dg.AssetObservation(
+        "service_spec", partition=CHANGED, tags={"dagster/data_version": "not-the-spec-hash"}))
+    result = materialize(selection=dg.AssetSelection.checks_for_assets("service_spec"))
+    [evaluation] = result.get_asset_check_evaluations()
+    assert not evaluation.passed
+    assert evaluation.metadata["version_mismatches"].value == [CHANGED]

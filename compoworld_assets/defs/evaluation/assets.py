@@ -70,6 +70,8 @@ def _read(database: str, sql: str, parameters: list | None = None) -> pl.DataFra
     if not Path(database).is_file():
         return None
     with duckdb.connect(database, read_only=True) as connection:
+        # A missing table must not resolve to a same-named Python object (this module's assets).
+        connection.execute("set python_enable_replacements = false")
         try:
             return connection.execute(sql, parameters or []).pl()
         except duckdb.CatalogException:

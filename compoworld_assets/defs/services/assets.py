@@ -8,6 +8,7 @@ from compoworld_assets.defs.services.partitions import service_partitions
 from compoworld_assets.engine import tables
 from compoworld_assets.engine.canonical import content_hash
 from compoworld_assets.engine.service_build import build_service
+from compoworld_assets.quality.expectations import validate_table
 from compoworld_assets.engine.synthesis.offline import OFFLINE_SYNTHESIZER_VERSION
 from resources import LLMResource, SandboxResource, StorageResource
 
@@ -32,7 +33,7 @@ class ServicesConfig(dg.Config):
 def services(
     context: dg.AssetExecutionContext,
     config: ServicesConfig,
-    service_specs: pl.DataFrame,
+    service_spec: pl.DataFrame,
     llm: LLMResource,
     sandbox: SandboxResource,
     storage: StorageResource,
@@ -40,9 +41,11 @@ def services(
     """Executable services: module source and hash, and one verification verdict per tool.
 
     Tools that fail verification or cannot be implemented fall back to the world model,
-    which is probed once per tool for a type-valid answer.
+    which is probed once per tool for a type-valid answer. Each partition reads only its own
+    ``service_spec`` partition, so only a change to its own spec makes it stale.
     """
-    specs = tables.specs_from_rows(service_specs)
+    _refuse_invalid_spec_rows(service_spec)
+    specs = tables.specs_from_rows(service_spec)
     missing = sorted(set(context.partition_keys) - set(specs))
     if missing:
         raise dg.Failure(f"no spec for service partition(s) {missing}: re-materialize service_specs")
@@ -68,3 +71,18 @@ def services(
         "n_world_model": int(frame["n_world_model"].sum()),
         "synthesizer": synthesizer.name,
     })
+
+
+def _refuse_invalid_spec_rows(rows: pl.DataFrame) -> None:
+    """Run the ``service_specs`` suite on this build's own rows.
+
+    The blocking checks on ``service_specs`` stop downstream steps only inside the import's run;
+    a build reads the per-service view in a run of its own, so it checks its rows itself.
+    """
+    quality = validate_table("service_specs", rows)
+    if quality.critical_failures:
+        failures = [f"{f['expectation']}({f['column']}): {f['failing_rows'] or f['observed_value']}"
+                    for f in quality.critical_failures]
+        raise dg.Failure(description="spec rows fail the service_specs suite; fix or quarantine the spec and "
+                                     "re-import: " + "; ".join(failures)[:2000],
+                         metadata={"failed_expectations": dg.MetadataValue.json(quality.critical_failures)})

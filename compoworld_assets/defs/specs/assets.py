@@ -1,14 +1,37 @@
-"""Stage 1: import tool specifications; quarantine what cannot be imported."""
+"""Stage 1: import tool specifications; quarantine what cannot be imported.
+
+``service_specs`` is the whole catalog in one table. Every consumer of the catalog is stale when
+any spec changes, which is right for them, but a service build reads only its own spec. So the
+build reads ``service_spec``: the same rows seen one service partition at a time (a view over
+``service_specs``), whose data version per partition is that service's spec hash, recorded as an
+observation at every import. A changed spec gives its partition a new data version, and Dagster
+marks exactly that ``services`` partition stale; re-importing unchanged specs records the same
+versions and leaves every other partition fresh.
+"""
 
 
 import dagster as dg
+import duckdb
 import polars as pl
 
 from compoworld_assets.defs.services.partitions import service_partitions
 from compoworld_assets.engine import tables
-from resources import SpecSourcesResource
+from resources import SpecSourcesResource, StorageResource
 
 IMPORTER_VERSION = "1"
+SCHEMA = "pipeline"
+# The tag Dagster reads an observation's data version from.
+DATA_VERSION_TAG = "dagster/data_version"
+
+service_spec = dg.AssetSpec(
+    "service_spec",
+    deps=["service_specs"],
+    partitions_def=service_partitions,
+    group_name="services",
+    description=("One service's spec (a per-service view over service_specs); its data version is the "
+                 "spec hash, observed at every import, so a changed spec stales only its own service."),
+    metadata={"partition_expr": "service_id", "primary_key": "service_id"},
+)
 
 
 @dg.multi_asset(
@@ -25,8 +48,9 @@ IMPORTER_VERSION = "1"
     group_name="services",
     pool="duckdb",
 )
-def import_specs(context: dg.AssetExecutionContext, spec_sources: SpecSourcesResource):
-    """Import every configured source; register one ``service`` partition per service id."""
+def import_specs(context: dg.AssetExecutionContext, spec_sources: SpecSourcesResource, storage: StorageResource):
+    """Import every configured source; register one ``service`` partition per service id and observe
+    each partition's ``service_spec`` version."""
     result = spec_sources.load()
     specs = tables.spec_rows(result.specs)
     quarantined = tables.quarantine_rows(result.quarantined)
@@ -46,6 +70,10 @@ def import_specs(context: dg.AssetExecutionContext, spec_sources: SpecSourcesRes
                         "new_partitions": len(new_ids),
                         "removed_partitions": len(registered - set(ids)),
                     })
+    _create_service_spec_view(storage.database)
+    for service_id, spec_hash in zip(ids, specs["spec_hash"].to_list(), strict=True):
+        context.log_event(dg.AssetObservation(service_spec.key, partition=service_id,
+                                              tags={DATA_VERSION_TAG: spec_hash[:16]}))
     reasons = quarantined.group_by("reason").len().sort("len", descending=True).head(10)
     yield dg.Output(quarantined, "quarantined_specs",
                     data_version=dg.DataVersion(_frame_hash(quarantined, "quarantine_id")),
@@ -53,6 +81,13 @@ def import_specs(context: dg.AssetExecutionContext, spec_sources: SpecSourcesRes
                         "n_quarantined": len(quarantined),
                         "top_reasons": dg.MetadataValue.md(_markdown(reasons)),
                     })
+
+
+def _create_service_spec_view(database: str) -> None:
+    """``service_spec`` rows are the catalog's rows; the IO manager filters them by partition."""
+    with duckdb.connect(database) as connection:
+        connection.execute(f"create or replace view {SCHEMA}.{service_spec.key.path[-1]} as "
+                           f"select * from {SCHEMA}.service_specs")
 
 
 def _frame_hash(frame: pl.DataFrame, column: str) -> str:

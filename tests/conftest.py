@@ -1,4 +1,4 @@
-"""A tiny randomly initialised Llama with SmolLM2's tokenizer, saved once per session."""
+"""Shared by every test folder: a tiny randomly initialised Llama with SmolLM2's tokenizer, saved once per session."""
 
 import os
 from pathlib import Path
