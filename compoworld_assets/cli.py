@@ -10,6 +10,7 @@ and every kept trajectory out of the DuckDB file as JSON lines.
 from __future__ import annotations
 
 import argparse
+import json
 import os
 import shutil
 import sys
@@ -111,7 +112,49 @@ def run_pipeline(data_dir: str, seed: int, rows_per_entity: int, n_plans: int, t
     return summarize(Path(data_dir) / "compoworld.duckdb")
 
 
-def materialize_assets(data_dir: str, keys: list[str], partition: str | None, log_level: str) -> None:
+def _partition_key(partitions_def, partition: str, instance) -> object:
+    """``partition`` as the key ``partitions_def`` takes, registering new dynamic keys (not services).
+
+    Multi-partitions take ``a|b`` in dimension order, e.g. ``bfcl|sft`` for ``benchmark_scores``.
+    """
+    import dagster as dg
+
+    if isinstance(partitions_def, dg.MultiPartitionsDefinition):
+        values = partition.split("|")
+        dimensions = partitions_def.partitions_defs
+        if len(values) != len(dimensions):
+            names = "|".join(d.name for d in dimensions)
+            raise SystemExit(f"partition {partition!r} needs one value per dimension: {names}")
+        for dimension, value in zip(dimensions, values, strict=True):
+            _partition_key(dimension.partitions_def, value, instance)
+        return dg.MultiPartitionKey({d.name: v for d, v in zip(dimensions, values, strict=True)})
+    if isinstance(partitions_def, dg.DynamicPartitionsDefinition):
+        if not instance.has_dynamic_partition(partitions_def.name, partition):
+            if partitions_def.name == "service":
+                raise SystemExit(f"no service partition {partition!r}: materialize service_specs first")
+            instance.add_dynamic_partitions(partitions_def.name, [partition])
+    elif partition not in partitions_def.get_partition_keys():
+        raise SystemExit(f"unknown partition {partition!r}; choose from {partitions_def.get_partition_keys()}")
+    return partition
+
+
+def _run_config(config: str | None) -> dict:
+    """Run config from a JSON string or a .json/.yaml file (``{"ops": {"<op>": {"config": {...}}}}``)."""
+    if config is None:
+        return {}
+    path = Path(config)
+    if path.is_file():
+        import yaml
+
+        return yaml.safe_load(path.read_text(encoding="utf-8")) or {}
+    try:
+        return json.loads(config)
+    except json.JSONDecodeError as exc:
+        raise SystemExit(f"--config is neither a file nor JSON: {exc}") from exc
+
+
+def materialize_assets(data_dir: str, keys: list[str], partition: str | None, log_level: str,
+                       config: str | None = None) -> None:
     """Materialize ``keys`` (one partition, or for ``services`` without one: every registered service)."""
     import dagster as dg
     from tqdm import tqdm
@@ -125,20 +168,17 @@ def materialize_assets(data_dir: str, keys: list[str], partition: str | None, lo
     partitions_defs = {graph.get(dg.AssetKey.from_user_string(k)).partitions_def for k in keys} - {None}
     if len(partitions_defs) > 1:
         raise SystemExit("these assets are partitioned differently: materialize them separately")
+    run_config = _run_config(config)
     instance, materialize = _materializer(data_dir, log_level)
-    kwargs: dict = {}
+    kwargs: dict = {"run_config": run_config} if run_config else {}
     if partitions_defs:
         [partitions_def] = partitions_defs
         if partition is None and partitions_def.name == "service":
             kwargs["tags"] = _all_services_tags(instance)
         elif partition is None:
-            raise SystemExit(f"{', '.join(keys)} is partitioned by {partitions_def.name}: pass --partition")
+            raise SystemExit(f"{', '.join(keys)} is partitioned: pass --partition")
         else:
-            if not instance.has_dynamic_partition(partitions_def.name, partition):
-                if partitions_def.name == "service":
-                    raise SystemExit(f"no service partition {partition!r}: materialize service_specs first")
-                instance.add_dynamic_partitions(partitions_def.name, [partition])
-            kwargs["partition_key"] = partition
+            kwargs["partition_key"] = _partition_key(partitions_def, partition, instance)
     with tqdm(total=1, desc=f"materialize {' '.join(keys)}", unit="run", file=sys.stdout) as bar:
         materialize(dg.AssetSelection.assets(*[dg.AssetKey.from_user_string(k) for k in keys]), **kwargs)
         bar.update()
@@ -215,7 +255,9 @@ def main(argv: list[str] | None = None) -> int:
     run.add_argument("--round", default="r000", help="task generation round (a task_round partition)")
     materialize = sub.add_parser("materialize", help="materialize assets (with their checks)")
     materialize.add_argument("assets", nargs="+", help="asset keys, e.g. services or marts/catalog_by_domain")
-    materialize.add_argument("--partition", help="a service id or task round; services default to all")
+    materialize.add_argument("--partition", help=("a service id, a task round, or benchmark|model for "
+                                                   "benchmark_scores; services default to all"))
+    materialize.add_argument("--config", help="run config: JSON, or a .json/.yaml file")
     for command in (run, materialize):
         command.add_argument("--log-level", default="WARNING", help="Dagster console log level (DEBUG for all)")
     exporter = sub.add_parser("export", help="write sft.jsonl, rl_tasks.jsonl and samples.jsonl to a folder")
@@ -226,7 +268,7 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     _prepare_environment(args.data_dir)
     if args.command == "materialize":
-        materialize_assets(args.data_dir, args.assets, args.partition, args.log_level)
+        materialize_assets(args.data_dir, args.assets, args.partition, args.log_level, args.config)
         return 0
     if args.command == "export":
         for name, count in export(args.data_dir, args.target).items():

@@ -53,3 +53,29 @@ def test_materialize_specs_then_one_service(cli_env, tmp_path, capsys):
     assert "materialize services" in out
     with duckdb.connect(str(tmp_path / "data" / "compoworld.duckdb"), read_only=True) as con:
         assert con.execute("select service_id from pipeline.services").fetchall() == [("bfcl_message_api",)]
+
+
+def test_benchmark_partitions_are_parsed_per_dimension_and_register_new_models():
+    import dagster as dg
+
+    from compoworld_assets.defs.evaluation.partitions import benchmark_model
+
+    with dg.instance_for_test() as instance:
+        key = cli._partition_key(benchmark_model, "bfcl|sft", instance)
+        assert key == dg.MultiPartitionKey({"benchmark": "bfcl", "model": "sft"})
+        assert instance.get_dynamic_partitions("eval_model") == ["sft"]
+        with pytest.raises(SystemExit, match="one value per dimension: benchmark|model"):
+            cli._partition_key(benchmark_model, "bfcl", instance)
+        with pytest.raises(SystemExit, match="unknown partition 'mmlu'"):
+            cli._partition_key(benchmark_model, "mmlu|sft", instance)
+
+
+def test_run_config_comes_from_json_or_a_yaml_file(tmp_path):
+    assert cli._run_config(None) == {}
+    assert cli._run_config('{"ops": {"sft_checkpoint": {"config": {"max_steps": 4}}}}') == {
+        "ops": {"sft_checkpoint": {"config": {"max_steps": 4}}}}
+    path = tmp_path / "run.yaml"
+    path.write_text("ops:\n  benchmark_scores:\n    config:\n      seeds: [1, 2]\n")
+    assert cli._run_config(str(path)) == {"ops": {"benchmark_scores": {"config": {"seeds": [1, 2]}}}}
+    with pytest.raises(SystemExit, match="neither a file nor JSON"):
+        cli._run_config("{not json")
