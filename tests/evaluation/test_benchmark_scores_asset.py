@@ -62,3 +62,4 @@ def test_checkpoint_partitions_are_scored_stored_and_checked(pipeline):
     materialization = second.asset_materializations_for_node("benchmark_scores")[0]
     board = materialization.metadata["leaderboard"].value
     assert "sft" in board and "rl" in board
+    assert materialization.metadata["leaderboard_plot"].value.startswith("![leaderboard](data:image/svg+xml;base64,")

@@ -26,6 +26,7 @@ from compoworld_assets.defs.evaluation.partitions import benchmark_model
 from compoworld_assets.engine import tables, task_tables
 from compoworld_assets.engine.evaluation import bfcl, tau2
 from compoworld_assets.engine.evaluation.heldout import BENCHMARK as HELDOUT
+from compoworld_assets.engine.evaluation.plot import interval_plot_svg, svg_markdown_image
 from compoworld_assets.engine.evaluation.results import ROW_COLUMNS, ModelEndpoint, leaderboard_markdown
 from compoworld_assets.engine.evaluation.suite import SuiteSettings, run_benchmark
 from compoworld_assets.engine.rollout.worlds import PooledWorldFactory
@@ -151,6 +152,7 @@ def benchmark_scores(context: dg.AssetExecutionContext, config: EvaluationConfig
     board = frame.to_dicts() + (others.select(ROW_COLUMNS).to_dicts() if others is not None else [])
     return dg.Output(frame, metadata={
         "leaderboard": dg.MetadataValue.md(leaderboard_markdown(board)),
+        "leaderboard_plot": dg.MetadataValue.md(svg_markdown_image(interval_plot_svg(board))),
         "self_tests": dg.MetadataValue.json({t.name: {"passed": t.passed, "total": t.total, "failures": t.failures[:20]}
                                              for t in outcome.self_tests}),
         "details": dg.MetadataValue.json(outcome.details),
