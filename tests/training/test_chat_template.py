@@ -31,7 +31,7 @@ def render(messages, tools=None, **kwargs):
 
 def test_renders_tools_calls_and_tool_turns():
     text = render(MESSAGES, TOOLS)
-    assert text.startswith("<|im_start|>system\nBe precise.\n\nTools:\n- crm_get_contact(contact_id)\n")
+    assert text.startswith("<|im_start|>system\nBe precise.\n\nTools:\n- crm_get_contact(contact_id: string)\n")
     assert ('<|im_start|>assistant\n<tool_call>{"name": "crm_get_contact", "arguments": {"contact_id": '
             '"cont_0001"}}</tool_call><|im_end|>\n<|im_start|>tool\n{"success": true}<|im_end|>\n') in text
     assert text.endswith("<|im_start|>assistant\nDone.<|im_end|>\n")

@@ -23,10 +23,13 @@ from compoworld_assets.engine import tables, task_tables
 from compoworld_assets.engine.canonical import content_hash
 from resources import ComputeResource, StorageResource
 from training.base_model import checkpoint_hash, prepare_base_model
+from training.chat_template import TEMPLATE_VERSION
 from training.data import write_rl_file, write_sft_file
 from training.pipes_entry import JOB_LOG
 
 TRAINING_VERSION = "1"
+# Checkpoints learn the prompt format, so a new chat template makes them stale.
+CHECKPOINT_CODE_VERSION = f"{TRAINING_VERSION}+template-{TEMPLATE_VERSION}"
 LOG_TAIL_LINES = 40
 
 BASE_MODEL_SCHEMA = {"model": pl.String, "path": pl.String, "n_parameters": pl.Int64, "checkpoint_hash": pl.String}
@@ -132,7 +135,8 @@ def checkpoint_output(metadata: dict[str, dg.MetadataValue], final_metric: str, 
                      metadata={**metadata, "backend": backend, "resume_fingerprint": stage_inputs})
 
 
-@dg.asset(group_name="training", code_version=TRAINING_VERSION, pool="duckdb", metadata={"primary_key": "checkpoint_hash"})
+@dg.asset(group_name="training", code_version=CHECKPOINT_CODE_VERSION, pool="duckdb",
+          metadata={"primary_key": "checkpoint_hash"})
 def sft_checkpoint(context: dg.AssetExecutionContext, config: SFTTrainingConfig, sft_dataset: pl.DataFrame,
                    base_model: pl.DataFrame, compute: ComputeResource,
                    storage: StorageResource) -> dg.Output[pl.DataFrame]:
@@ -157,8 +161,8 @@ def sft_checkpoint(context: dg.AssetExecutionContext, config: SFTTrainingConfig,
     return checkpoint_output(metadata, "final_loss", compute.backend, fingerprint)
 
 
-@dg.asset(group_name="training", code_version=TRAINING_VERSION, pool="duckdb", metadata={"primary_key": "checkpoint_hash"},
-          ins={"services": dg.AssetIn(partition_mapping=dg.AllPartitionMapping())})
+@dg.asset(group_name="training", code_version=CHECKPOINT_CODE_VERSION, pool="duckdb",
+          metadata={"primary_key": "checkpoint_hash"}, ins={"services": dg.AssetIn(partition_mapping=dg.AllPartitionMapping())})
 def rl_checkpoint(context: dg.AssetExecutionContext, config: GRPOTrainingConfig, rl_tasks: pl.DataFrame,
                   service_specs: pl.DataFrame, services: pl.DataFrame, sft_checkpoint: pl.DataFrame,
                   compute: ComputeResource, storage: StorageResource) -> dg.Output[pl.DataFrame]:

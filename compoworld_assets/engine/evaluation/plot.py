@@ -11,7 +11,7 @@ from typing import Any
 from xml.sax.saxutils import escape
 
 HEADLINE_METRICS = ("success", "accuracy", "reward")
-LABEL_WIDTH = 260
+LABEL_WIDTH = 330
 PLOT_WIDTH = 400
 ROW_HEIGHT = 22
 MARGIN = 12

@@ -126,8 +126,10 @@ def main(argv: list[str] | None = None) -> None:
     settings = SuiteSettings(seeds=tuple(args.seeds), heldout_tasks=args.heldout, heldout_max_steps=args.max_steps,
                              bfcl_per_category=args.bfcl_per_category, bfcl_max_steps_per_turn=max(1, args.max_steps // 2),
                              tau2_per_task_set=args.tau2_per_task_set, tau2_max_steps=args.max_steps)
+    from training.chat_template import TEMPLATE_VERSION
+
     report: dict[str, Any] = {"model": args.name, "checkpoint": args.checkpoint, "settings": vars(args),
-                              "rows": [], "details": {}}
+                              "template_version": TEMPLATE_VERSION, "rows": [], "details": {}}
     with local_server(args.checkpoint, name=args.name) as server:
         endpoint = ModelEndpoint(name=args.name, model=server.litellm_model, api_base=server.api_base,
                                  api_key=LOCAL_API_KEY, temperature=args.temperature, max_tokens=args.max_tokens)
