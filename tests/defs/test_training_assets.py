@@ -244,3 +244,11 @@ def test_rl_checkpoint_trains_grpo_on_built_services(tiny_model_dir, tmp_path):
     assert metadata["pass_rate_by_criterion"] and "| 1 |" in metadata["reward_table"]
     assert training_checks.rl_checkpoint_hash_matches(output.value).passed
     assert training_checks.rl_reward_finite(output.value).passed
+
+
+def test_a_new_training_code_version_starts_a_fresh_resume_folder(monkeypatch):
+    inputs = {"samples": "abc", "model": "m", "flags": {"learning_rate": "0.0001"}}
+    before = training_assets.resume_fingerprint(inputs)
+    assert training_assets.resume_fingerprint(dict(inputs)) == before
+    monkeypatch.setattr(training_assets, "CHECKPOINT_CODE_VERSION", "1+template-99")
+    assert training_assets.resume_fingerprint(inputs) != before

@@ -98,6 +98,15 @@ def _flag(value: Any) -> str:
     return str(value).lower() if isinstance(value, bool) else str(value)
 
 
+def resume_fingerprint(inputs: dict[str, Any]) -> str:
+    """The resume folder's name: everything a checkpoint depends on but the step count.
+
+    The code version is part of it, so a new chat template or trainer starts from scratch instead
+    of resuming from weights that learned the old one.
+    """
+    return content_hash({**inputs, "code_version": CHECKPOINT_CODE_VERSION})[:16]
+
+
 def _log_tail(resume_dir: Path) -> str:
     log = resume_dir / JOB_LOG
     if not log.is_file():
@@ -150,10 +159,10 @@ def sft_checkpoint(context: dg.AssetExecutionContext, config: SFTTrainingConfig,
     flags = {"train_file": train_file, "model": model, "learning_rate": config.learning_rate,
              "per_device_train_batch_size": config.per_device_train_batch_size, "max_length": config.max_length,
              "max_samples": config.max_samples, "use_lora": config.use_lora, "bf16": config.bf16}
-    fingerprint = content_hash({"samples": content_hash(samples), "model": model,
-                                "base_hash": None if config.model else base_model["checkpoint_hash"][0],
-                                "flags": {k: _flag(v) for k, v in flags.items() if k != "train_file"},
-                                "extra_args": config.extra_args})[:16]
+    fingerprint = resume_fingerprint({"samples": content_hash(samples), "model": model,
+                                      "base_hash": None if config.model else base_model["checkpoint_hash"][0],
+                                      "flags": {k: _flag(v) for k, v in flags.items() if k != "train_file"},
+                                      "extra_args": config.extra_args})
     resume_dir = (compute.resume_dir_for(context) / fingerprint).resolve()
     flags.update(max_steps=config.max_steps, save_steps=config.save_steps)
     metadata = run_training_job(context, compute, "sft", flags, config.extra_args, resume_dir,
@@ -184,10 +193,10 @@ def rl_checkpoint(context: dg.AssetExecutionContext, config: GRPOTrainingConfig,
              "per_device_train_batch_size": config.num_generations,
              "max_completion_length": config.max_completion_length, "max_turns": config.max_turns,
              "bf16": config.bf16}
-    fingerprint = content_hash({"rl_file": rl_file.read_text(encoding="utf-8"),
-                                "sft_hash": sft_checkpoint["checkpoint_hash"][0],
-                                "flags": {k: _flag(v) for k, v in flags.items() if k != "rl_file"},
-                                "extra_args": config.extra_args})[:16]
+    fingerprint = resume_fingerprint({"rl_file": rl_file.read_text(encoding="utf-8"),
+                                      "sft_hash": sft_checkpoint["checkpoint_hash"][0],
+                                      "flags": {k: _flag(v) for k, v in flags.items() if k != "rl_file"},
+                                      "extra_args": config.extra_args})
     resume_dir = (compute.resume_dir_for(context) / fingerprint).resolve()
     flags["max_steps"] = config.max_steps
     metadata = run_training_job(context, compute, "grpo", flags, config.extra_args, resume_dir,
