@@ -66,6 +66,9 @@ def test_evaluation_loop_scores_a_gold_model_fully_and_a_silent_model_zero(monke
     mixed = bfcl.evaluate_bfcl(ENDPOINT, [1], ("simple_python", "irrelevance"), 2, 0, completion_fn=silent)
     assert mixed.estimates()["accuracy[simple_python]"].mean == 0.0
     assert mixed.estimates()["accuracy[irrelevance]"].mean == 1.0
+    first = gold.details["samples"][0]
+    assert (first["item"], first["seed"], first["score"]) == (entries[0]["id"], 1, 1.0) and first["calls"]
+    assert mixed.details["samples"][0]["text"] == "I cannot help."
 
 
 def test_multi_turn_loop_runs_calls_on_the_backend_and_feeds_results_back():
@@ -85,3 +88,4 @@ def test_multi_turn_loop_runs_calls_on_the_backend_and_feeds_results_back():
     assert run.scores["accuracy"][entry["id"]] == [0.0]
     assert len(seen_tool_results) == len(entry["question"])
     assert all("current_working_directory" in r for r in seen_tool_results)
+    assert run.details["samples"][0]["calls_per_turn"][0] == [["pwd()"]]

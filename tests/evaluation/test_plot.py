@@ -3,7 +3,12 @@
 import base64
 import xml.etree.ElementTree as ET
 
-from compoworld_assets.engine.evaluation.plot import LABEL_WIDTH, PLOT_WIDTH, interval_plot_svg, svg_markdown_image
+from compoworld_assets.engine.evaluation.plot import (
+    LABEL_WIDTH,
+    PLOT_WIDTH,
+    interval_plot_svg,
+    svg_markdown_image,
+)
 
 NS = {"svg": "http://www.w3.org/2000/svg"}
 ROWS = [

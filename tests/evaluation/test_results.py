@@ -1,6 +1,7 @@
 """Score rows and the leaderboard table."""
 
 from compoworld_assets.engine.evaluation.results import (
+    MAX_SAMPLES,
     BenchmarkRun,
     SelfTest,
     leaderboard_markdown,
@@ -26,3 +27,12 @@ def test_self_test_rows_and_markdown():
     table = leaderboard_markdown([{"benchmark": "bfcl", "model": "m", "metric": "accuracy", "mean": 0.25,
                                    "ci_low": 0.1, "ci_high": 0.4, "n": 8, "k": 2}, row])
     assert "| m | bfcl | accuracy | 0.250 [0.100, 0.400] | 8 | 2 |" in table and "gold_replay" not in table
+
+
+def test_samples_keep_the_first_episodes_only():
+    run = BenchmarkRun(benchmark="bfcl", model="m", seeds=[1])
+    for k in range(MAX_SAMPLES + 5):
+        run.sample(f"item{k}", 1, k % 2, calls=[f"f({k})"])
+    samples = run.details["samples"]
+    assert len(samples) == MAX_SAMPLES
+    assert samples[1] == {"item": "item1", "seed": 1, "score": 1.0, "calls": ["f(1)"]}

@@ -41,3 +41,5 @@ def test_gold_replay_scores_one_and_doing_nothing_fails_a_db_task():
     run = tau2.evaluate_tau2(ModelEndpoint("silent", "fake/x"), [1], ("retail",), 2, 0, completion_fn=silent)
     assert run.estimates()["reward"].mean == 0.0
     assert run.details["terminations"] == {"user_stop": 2}
+    assert [(x["termination"], x["n_tool_calls"], x["score"]) for x in run.details["samples"]] == [
+        ("user_stop", 0, 0.0)] * 2

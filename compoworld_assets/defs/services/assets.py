@@ -8,8 +8,8 @@ from compoworld_assets.defs.services.partitions import service_partitions
 from compoworld_assets.engine import tables
 from compoworld_assets.engine.canonical import content_hash
 from compoworld_assets.engine.service_build import build_service
-from compoworld_assets.quality.expectations import validate_table
 from compoworld_assets.engine.synthesis.offline import OFFLINE_SYNTHESIZER_VERSION
+from compoworld_assets.quality.expectations import validate_table
 from resources import LLMResource, SandboxResource, StorageResource
 
 BUILD_VERSION = "1"

@@ -34,7 +34,12 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from compoworld_assets.engine.evaluation.results import BenchmarkRun, ModelEndpoint, SelfTest
+from compoworld_assets.engine.evaluation.results import (
+    SAMPLE_TEXT_CHARS,
+    BenchmarkRun,
+    ModelEndpoint,
+    SelfTest,
+)
 from compoworld_assets.engine.rollout.llm import CompletionFn, litellm_completion
 
 BENCHMARK = "bfcl"
@@ -222,14 +227,22 @@ async def _ask(policy: Any, messages: list[dict[str, Any]], tools: list[dict[str
     return await policy.next_message(list(messages), tools)
 
 
-async def run_single_turn(entry: dict[str, Any], category: str, policy: Any) -> bool:
+async def run_single_turn(entry: dict[str, Any], category: str, policy: Any) -> tuple[bool, dict[str, Any]]:
+    """Whether the model's answer is correct, and what it answered (its calls, or its text)."""
     tools, names = openai_tools(entry["function"])
     message = await _ask(policy, [m for turn in entry["question"] for m in turn], tools)
-    return score_single_turn(entry, category, decoded_calls(message, names))
+    calls = decoded_calls(message, names)
+    observed = ({"calls": [call_string(name, args) for name, args in calls]} if calls
+                else {"text": str(message.get("content") or "")[:SAMPLE_TEXT_CHARS]})
+    return score_single_turn(entry, category, calls), observed
 
 
-async def run_multi_turn(entry: dict[str, Any], policy: Any, run_name: str, max_steps_per_turn: int) -> bool:
-    """Ask the model turn by turn, running its calls on BFCL's backends, then score the decoded calls."""
+async def run_multi_turn(entry: dict[str, Any], policy: Any, run_name: str,
+                         max_steps_per_turn: int) -> tuple[bool, dict[str, Any]]:
+    """Ask the model turn by turn, running its calls on BFCL's backends, then score the decoded calls.
+
+    Also returns the decoded calls per turn (what the checker saw).
+    """
     docs = list(entry["function"])
     messages: list[dict[str, Any]] = []
     decoded: list[list[list[str]]] = []
@@ -252,7 +265,7 @@ async def run_multi_turn(entry: dict[str, Any], policy: Any, run_name: str, max_
             decoded.append(steps)
     finally:
         _forget_instances(run_name)
-    return score_multi_turn(entry, decoded, run_name + "_score")
+    return score_multi_turn(entry, decoded, run_name + "_score"), {"calls_per_turn": decoded}
 
 
 def evaluate_bfcl(endpoint: ModelEndpoint, seeds: Sequence[int], categories: Sequence[str] = DEFAULT_CATEGORIES,
@@ -266,10 +279,11 @@ def evaluate_bfcl(endpoint: ModelEndpoint, seeds: Sequence[int], categories: Seq
             for seed in seeds:
                 policy = endpoint.policy(seed, completion_fn)
                 if is_multi_turn(category):
-                    correct = asyncio.run(run_multi_turn(entry, policy, _new_run_name(endpoint.name, seed),
-                                                         max_steps_per_turn))
+                    correct, observed = asyncio.run(run_multi_turn(entry, policy, _new_run_name(endpoint.name, seed),
+                                                                   max_steps_per_turn))
                 else:
-                    correct = asyncio.run(run_single_turn(entry, category, policy))
+                    correct, observed = asyncio.run(run_single_turn(entry, category, policy))
+                run.sample(entry["id"], seed, correct, **observed)
                 run.add("accuracy", entry["id"], correct)
                 run.add(f"accuracy[{category}]", entry["id"], correct)
     return run

@@ -14,6 +14,7 @@ The self-test rolls the oracle (the task's own plan) out on the same tasks: ever
 from __future__ import annotations
 
 import asyncio
+import json
 import random
 from collections.abc import Sequence
 
@@ -61,6 +62,10 @@ def evaluate_heldout(tasks: Sequence[Task], world_factory: WorldFactory, endpoin
             run.add("success", task.task_id, success)
             run.add("rubric_completion", task.task_id, verified.rubric_score)
             run.add("made_tool_call", task.task_id, bool(trajectory.calls))
+            run.sample(task.task_id, seed, success, finish_reason=trajectory.finish_reason,
+                       rubric_completion=verified.rubric_score,
+                       calls=[f"{c.service_id}.{c.tool}({json.dumps(c.arguments, sort_keys=True)})"
+                              for c in trajectory.calls][:8])
             for capability in sorted(set(task.capabilities)):
                 run.add(f"success[{capability}]", task.task_id, success)
             reasons = run.details["finish_reasons"]

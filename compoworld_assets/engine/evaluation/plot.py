@@ -32,8 +32,8 @@ def interval_plot_svg(rows: list[dict[str, Any]], metrics: tuple[str, ...] = HEA
     drawn = headline_rows(rows, metrics)
     height = MARGIN * 2 + AXIS_HEIGHT + ROW_HEIGHT * max(len(drawn), 1)
     width = LABEL_WIDTH + PLOT_WIDTH + MARGIN * 2
-    parts = [f'<svg xmlns="http://www.w3.org/2000/svg" width="{width}" height="{height}" '
-             f'font-family="sans-serif" font-size="12">',
+    parts = [(f'<svg xmlns="http://www.w3.org/2000/svg" width="{width}" height="{height}" '
+             f'font-family="sans-serif" font-size="12">'),
              f'<rect width="{width}" height="{height}" fill="white"/>']
     axis_y = MARGIN + ROW_HEIGHT * max(len(drawn), 1) + 4
     for tick in (0.0, 0.25, 0.5, 0.75, 1.0):

@@ -17,6 +17,9 @@ from compoworld_assets.engine.rollout.llm import CompletionFn, LLMPolicy, litell
 PASS_HAT_K = "pass^k"
 SELF_TEST_PREFIX = "self_test:"
 ROW_COLUMNS = ("benchmark", "model", "metric", "mean", "ci_low", "ci_high", "n", "k")
+# Episodes whose observed behaviour is kept in ``details["samples"]``, to read failures by.
+MAX_SAMPLES = 24
+SAMPLE_TEXT_CHARS = 200
 
 
 @dataclass(frozen=True)
@@ -63,6 +66,12 @@ class BenchmarkRun:
 
     def add(self, metric: str, item: str, value: float) -> None:
         self.scores.setdefault(metric, {}).setdefault(item, []).append(float(value))
+
+    def sample(self, item: str, seed: int, score: float, **observed: Any) -> None:
+        """Keep what the model did in one episode, for the first :data:`MAX_SAMPLES` episodes."""
+        samples = self.details.setdefault("samples", [])
+        if len(samples) < MAX_SAMPLES:
+            samples.append({"item": item, "seed": seed, "score": float(score), **observed})
 
     def estimates(self, bootstrap_seed: int = 0) -> dict[str, Estimate]:
         out = {metric: estimate(items, bootstrap_seed) for metric, items in sorted(self.scores.items())}

@@ -229,6 +229,8 @@ def evaluate_tau2(endpoint: ModelEndpoint, seeds: Sequence[int], task_sets: Sequ
                 run.add("reward", item, episode.reward)
                 run.add(f"reward[{task_set}]", item, episode.reward)
                 run.add("made_tool_call", item, episode.n_tool_calls > 0)
+                run.sample(item, seed, episode.reward, termination=episode.termination,
+                           n_tool_calls=episode.n_tool_calls, n_messages=episode.n_messages)
                 terminations = run.details["terminations"]
                 terminations[episode.termination] = terminations.get(episode.termination, 0) + 1
     return run
