@@ -24,7 +24,8 @@ def test_oracle_passes_and_a_chatty_model_fails_every_heldout_task():
     assert rows["success"]["mean"] == 0.0 and rows["made_tool_call"]["mean"] == 0.0
     assert (rows["success"]["n"], rows["success"]["k"]) == (len(heldout), 2)
     assert run.details["finish_reasons"] == {"stop": 2 * len(heldout)}
-    assert [(x["seed"], x["finish_reason"], x["calls"]) for x in run.details["samples"]][0] == (5, "stop", [])
+    first = run.details["samples"][0]
+    assert (first["seed"], first["finish_reason"], first["calls"]) == (5, "stop", [])
     assert any(metric.startswith("success[") for metric in rows)
 
 

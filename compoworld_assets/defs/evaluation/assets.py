@@ -31,12 +31,12 @@ from compoworld_assets.engine.evaluation.results import ROW_COLUMNS, ModelEndpoi
 from compoworld_assets.engine.evaluation.suite import SuiteSettings, run_benchmark
 from compoworld_assets.engine.rollout.worlds import PooledWorldFactory
 from resources import LLMResource, SandboxResource, StorageResource
+from resources.storage import SCHEMA
 from training.chat_template import TEMPLATE_VERSION
 
 EVALUATION_VERSION = "1"
 # Checkpoints are prompted with the training chat template, so scores depend on its version too.
 SCORES_CODE_VERSION = f"{EVALUATION_VERSION}+template-{TEMPLATE_VERSION}"
-SCHEMA = "pipeline"
 SCORE_SCHEMA = {"benchmark": pl.Utf8, "model": pl.Utf8, "metric": pl.Utf8, "mean": pl.Float64,
                 "ci_low": pl.Float64, "ci_high": pl.Float64, "n": pl.Int64, "k": pl.Int64}
 

@@ -17,9 +17,9 @@ import polars as pl
 from compoworld_assets.defs.services.partitions import service_partitions
 from compoworld_assets.engine import tables
 from resources import SpecSourcesResource, StorageResource
+from resources.storage import SCHEMA
 
 IMPORTER_VERSION = "1"
-SCHEMA = "pipeline"
 # The tag Dagster reads an observation's data version from.
 DATA_VERSION_TAG = "dagster/data_version"
 
