@@ -11,8 +11,9 @@ turn, and goes on until ``submit_answer``, a turn without a call, ``max_turns`` 
 ``max_completion_length`` generated tokens. Tool-result tokens are masked out of the loss
 (``env_mask``). The task's rubric is evaluated on the final world state and the submitted
 answer; the reward is :func:`compoworld_assets.engine.rewards.cfrr_reward` over each group's
-per-criterion results. ``metrics.json`` holds the reward curve and per-step pass rates by
-criterion kind and by task criterion.
+per-criterion results, kinds and weights (negative criteria gate: a rollout that violated one, or
+passed no positive criterion, gets 0). ``metrics.json`` holds the reward curve and per-step pass
+rates by criterion kind and by task criterion.
 """
 
 from __future__ import annotations
@@ -28,7 +29,12 @@ from trl import GRPOConfig, TrlParser
 
 from compoworld_assets.engine.agents.interface import SUBMIT_ANSWER, AgentInterface
 from compoworld_assets.engine.canonical import canonical_json
-from compoworld_assets.engine.rewards import CRITERION_RESULTS_COLUMN, CRITERION_WEIGHTS_COLUMN, cfrr_reward
+from compoworld_assets.engine.rewards import (
+    CRITERION_KINDS_COLUMN,
+    CRITERION_RESULTS_COLUMN,
+    CRITERION_WEIGHTS_COLUMN,
+    cfrr_reward,
+)
 from compoworld_assets.engine.tasks.rubrics import evaluate_rubric
 from training.chat_template import parse_tool_calls, tool_turn_text
 from training.common import (
@@ -103,7 +109,8 @@ class ToolRollouts:
                 "logprobs": None,
                 "env_mask": [e["env_mask"] for e in episodes],
                 CRITERION_RESULTS_COLUMN: [e["criteria"] for e in episodes],
-                CRITERION_WEIGHTS_COLUMN: [e["weights"] for e in episodes]}
+                CRITERION_WEIGHTS_COLUMN: [e["weights"] for e in episodes],
+                CRITERION_KINDS_COLUMN: [e["kinds"] for e in episodes]}
 
     def episode(self, model: Any, rl_task: RLTask, budget: int, temperature: float) -> dict[str, Any]:
         import torch
@@ -156,7 +163,7 @@ class ToolRollouts:
                   "criteria": [{"id": c.id, "kind": kinds.get(c.id, "?"), "passed": c.passed} for c in criteria]}
         return {"prompt_ids": prompt_ids, "completion_ids": completion_ids, "env_mask": env_mask,
                 "criteria": [{"id": c.id, "passed": c.passed} for c in criteria], "weights": weights,
-                "record": record}
+                "kinds": kinds, "record": record}
 
 
 def step_summary(records: list[dict[str, Any]]) -> dict[str, Any]:
