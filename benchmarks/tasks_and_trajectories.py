@@ -22,7 +22,7 @@ from compoworld_assets.engine.rollout.engine import run_rollouts
 from compoworld_assets.engine.rollout.policy import OraclePolicy
 from compoworld_assets.engine.rollout.verify import verify_trajectory
 from compoworld_assets.engine.rollout.worlds import PooledWorldFactory
-from compoworld_assets.engine.runtime.sandbox import SandboxedExecutor
+from compoworld_assets.engine.runtime.sandbox import trusted_executor
 from compoworld_assets.engine.service_build import build_service
 from compoworld_assets.engine.synthesis.offline import OfflineSynthesizer
 from compoworld_assets.engine.tasks.pipeline import generate_tasks
@@ -41,7 +41,7 @@ def main() -> None:
     service_ids = builtin_service_ids()[: args.services or None]
     world_model = OfflineWorldModel()
     started = time.perf_counter()
-    builds = {sid: build_service(builtin_spec(sid), OfflineSynthesizer(), SandboxedExecutor, world_model,
+    builds = {sid: build_service(builtin_spec(sid), OfflineSynthesizer(), trusted_executor, world_model,
                                  seed=args.seed) for sid in service_ids}
     built = {sid: b.built() for sid, b in builds.items()}
     print(f"built {len(built)} services in {time.perf_counter() - started:.1f}s")

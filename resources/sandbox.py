@@ -1,10 +1,11 @@
-"""Limits of the sandboxed processes that run synthesized tools."""
+"""Limits and isolation policy of the sandboxed processes that run synthesized tools."""
 
 
 from collections.abc import Callable
 from pathlib import Path
 
 import dagster as dg
+from pydantic import Field
 
 from compoworld_assets.engine.runtime.executor import SandboxLimits, ToolExecutor
 
@@ -14,6 +15,12 @@ class SandboxResource(dg.ConfigurableResource):
     memory_mb: int = 512
     call_timeout_s: float = 5.0
     scratch_root: str | None = None
+    max_reply_mb: int = 64
+    allow_unisolated: bool = Field(
+        default=False,
+        description="Run LLM-written service modules even where bubblewrap cannot isolate them "
+        "(seccomp and resource limits only). Off: such modules are refused with the reason.",
+    )
 
     def limits(self) -> SandboxLimits:
         return SandboxLimits(
@@ -21,10 +28,18 @@ class SandboxResource(dg.ConfigurableResource):
             memory_mb=self.memory_mb,
             call_timeout_s=self.call_timeout_s,
             scratch_root=Path(self.scratch_root) if self.scratch_root else None,
+            max_reply_mb=self.max_reply_mb,
+            allow_unisolated=self.allow_unisolated,
         )
 
-    def executor_factory(self) -> Callable[[str], ToolExecutor]:
-        from compoworld_assets.engine.runtime.sandbox import SandboxedExecutor
+    def executor_factory(self, *, trusted: bool) -> Callable[[str], ToolExecutor]:
+        """Executors for modules of one origin; ``trusted`` only for CompoWorld's offline synthesizer.
+
+        For untrusted modules this fails at once, with the reason, where they could not run.
+        """
+        from compoworld_assets.engine.runtime.sandbox import SandboxedExecutor, require_isolation
 
         limits = self.limits()
-        return lambda source: SandboxedExecutor(source, limits)
+        if not trusted:
+            require_isolation(limits)
+        return lambda source: SandboxedExecutor(source, limits, trusted=trusted)

@@ -4,6 +4,17 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 EXTRAS="${COMPOWORLD_EXTRAS:-dev,train,eval}"
+# bubblewrap isolates service modules (namespaces); libseccomp is the syscall filter. Without bubblewrap,
+# offline-synthesized modules still run (seccomp + rlimits) but LLM-written ones are refused.
+if ! command -v bwrap >/dev/null 2>&1 || ! ldconfig -p 2>/dev/null | grep -q libseccomp.so.2; then
+  if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then
+    DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends bubblewrap libseccomp2 >/dev/null \
+      || { apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends \
+           bubblewrap libseccomp2 >/dev/null; }
+  else
+    echo "warning: install bubblewrap and libseccomp2 (e.g. sudo apt-get install bubblewrap libseccomp2)" >&2
+  fi
+fi
 PYTHON="${PYTHON:-python3}"
 if [ ! -x .venv/bin/python ]; then
   "$PYTHON" -m venv .venv

@@ -25,7 +25,7 @@ from compoworld_assets.engine.rollout.engine import run_rollouts
 from compoworld_assets.engine.rollout.policy import OraclePolicy
 from compoworld_assets.engine.rollout.verify import verify_trajectory
 from compoworld_assets.engine.rollout.worlds import PooledWorldFactory
-from compoworld_assets.engine.runtime.sandbox import SandboxedExecutor
+from compoworld_assets.engine.runtime.sandbox import trusted_executor
 from compoworld_assets.engine.service_build import build_service
 from compoworld_assets.engine.synthesis.offline import OfflineSynthesizer
 from compoworld_assets.engine.tasks.instantiate import TaskConfig
@@ -53,7 +53,7 @@ def build_demo_data(output_dir: str | Path, services: Sequence[str] = DEFAULT_SE
     out = Path(output_dir)
     out.mkdir(parents=True, exist_ok=True)
     world_model = OfflineWorldModel()
-    builds = {sid: build_service(builtin_spec(sid), OfflineSynthesizer(), SandboxedExecutor, world_model, seed=1)
+    builds = {sid: build_service(builtin_spec(sid), OfflineSynthesizer(), trusted_executor, world_model, seed=1)
               for sid in services}
     built = {sid: b.built() for sid, b in builds.items()}
     seed_states = {sid: b.seed_state for sid, b in builds.items()}

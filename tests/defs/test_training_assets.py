@@ -215,7 +215,7 @@ def test_rl_checkpoint_trains_grpo_on_built_services(tiny_model_dir, tmp_path):
     """One GRPO step from a (tiny) SFT checkpoint on engine-built services and tasks, the asset invoked directly."""
     from compoworld_assets.engine import tables, task_tables
     from compoworld_assets.engine.library import builtin_spec
-    from compoworld_assets.engine.runtime.sandbox import SandboxedExecutor
+    from compoworld_assets.engine.runtime.sandbox import trusted_executor
     from compoworld_assets.engine.service_build import build_service
     from compoworld_assets.engine.synthesis.offline import OfflineSynthesizer
     from compoworld_assets.engine.tasks.instantiate import TaskConfig
@@ -224,7 +224,7 @@ def test_rl_checkpoint_trains_grpo_on_built_services(tiny_model_dir, tmp_path):
     from compoworld_assets.engine.world_model.offline import OfflineWorldModel
     from resources import StorageResource
 
-    builds = [build_service(builtin_spec(sid), OfflineSynthesizer(), SandboxedExecutor, OfflineWorldModel(), seed=1)
+    builds = [build_service(builtin_spec(sid), OfflineSynthesizer(), trusted_executor, OfflineWorldModel(), seed=1)
               for sid in ("crm", "helpdesk")]
     generation = GenerationConfig(walk=WalkConfig(max_length=2), task=TaskConfig(min_distractors=0, max_distractors=0))
     tasks, _ = generate_tasks([b.spec for b in builds], {b.spec.id: b.built() for b in builds}, seed=3, n=4,

@@ -49,7 +49,7 @@ def services(
     missing = sorted(set(context.partition_keys) - set(specs))
     if missing:
         raise dg.Failure(f"no spec for service partition(s) {missing}: re-materialize service_specs")
-    executor_factory = sandbox.executor_factory()
+    executor_factory = sandbox.executor_factory(trusted=llm.backend == "offline")
     synthesizer = llm.synthesizer(executor_factory)
     world_model = llm.world_model(storage.world_model_cache)
     builds = []

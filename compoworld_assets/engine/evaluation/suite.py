@@ -90,14 +90,14 @@ def library_heldout_world(seed: int = 3, n: int = 60) -> tuple[list[Task], Any]:
     """
     from compoworld_assets.engine.library import builtin_spec
     from compoworld_assets.engine.rollout.worlds import PooledWorldFactory
-    from compoworld_assets.engine.runtime.sandbox import SandboxedExecutor
+    from compoworld_assets.engine.runtime.sandbox import trusted_executor
     from compoworld_assets.engine.service_build import build_service
     from compoworld_assets.engine.synthesis.offline import OfflineSynthesizer
     from compoworld_assets.engine.tasks.pipeline import generate_tasks
     from compoworld_assets.engine.world_model.offline import OfflineWorldModel
 
     world_model = OfflineWorldModel()
-    builds = {sid: build_service(builtin_spec(sid), OfflineSynthesizer(), SandboxedExecutor, world_model, seed=1)
+    builds = {sid: build_service(builtin_spec(sid), OfflineSynthesizer(), trusted_executor, world_model, seed=1)
               for sid in LIBRARY_SERVICES}
     built = {sid: b.built() for sid, b in builds.items()}
     tasks, _ = generate_tasks([b.spec for b in builds.values()], built, seed=seed, n=n)

@@ -21,12 +21,18 @@ from compoworld_assets.engine.runtime.state import ServiceState
 
 @dataclass(frozen=True)
 class SandboxLimits:
-    """Per-service-process limits. ``scratch_root`` None means a fresh temporary directory."""
+    """Per-service-process limits. ``scratch_root`` None means a fresh temporary directory.
+
+    ``max_reply_mb`` bounds one reply frame (result plus state). ``allow_unisolated`` is the
+    explicit opt-in to run untrusted (LLM-written) modules where bubblewrap cannot isolate them.
+    """
 
     cpu_seconds: int = 30
     memory_mb: int = 512
     call_timeout_s: float = 5.0
     scratch_root: Path | None = None
+    max_reply_mb: int = 64
+    allow_unisolated: bool = False
 
 
 class ToolExecutor(Protocol):

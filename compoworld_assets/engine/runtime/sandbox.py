@@ -1,30 +1,25 @@
-"""The sandboxed executor: one synthesized service module in a long-lived, locked-down child.
+"""The sandboxed executor: one service module in a long-lived, confined child process.
 
 :class:`SandboxedExecutor` starts ``worker.py`` (stdlib only) with ``python -S -s -P -B``
-(no site, no user site, no script dir on ``sys.path``; ``-I`` is not used because it would
-also ignore ``PYTHONHASHSEED``, which pins set ordering; the environment is built from
-scratch instead), cwd in a fresh scratch directory, and talks JSON lines over its stdin and
-stdout. Isolation layers, all active on Linux (``executor.layers`` lists what the child set up):
+inside the operating-system boundary of :mod:`~compoworld_assets.engine.runtime.isolation`:
+bubblewrap namespaces (user, PID, mount, network, IPC, UTS; read-only interpreter, private
+scratch, its own ``/proc``, cleared environment, ``--die-with-parent``) and a seccomp filter
+(no processes, threads, exec, sockets, signals, ptrace, mounts or namespace changes), plus
+resource limits (CPU seconds per call, address space, file size, open files, no core dumps).
+An audit hook and an ``__import__`` guard in the child remain only to turn common mistakes
+into readable errors. ``executor.layers`` lists every layer that is active.
 
-* ``network_namespace``: a private network namespace with no interfaces up (root only;
-  skipped silently where ``unshare`` is not permitted);
-* ``rlimit_*``: CPU seconds per call (SIGXCPU kills a runaway child), address space
-  (``memory_mb``), file size, open files, no new processes, no core dumps;
-* ``audit_hook``: a ``sys.addaudithook`` policy denying sockets, subprocesses, exec/fork/
-  spawn, ctypes, ``chdir``, writes outside the scratch directory, reads outside it except the
-  standard library, and importing modules outside :data:`ALLOWED_IMPORTS` (plus the few
-  that C code imports on the service's behalf: ``_strptime``, ``time``, ``encodings``...);
-* ``import_allowlist``: an ``__import__`` guard in the module's builtins, so even modules the
-  worker itself already loaded (``os``, ``sys``) cannot be imported by the service.
+Where bubblewrap cannot run, only *trusted* modules (written by CompoWorld's own offline
+synthesizer) start, confined by seccomp and the limits alone; an untrusted (LLM-written)
+module is refused with the reason unless ``SandboxLimits.allow_unisolated`` is set.
 
-The import guard and the read restrictions are policy rather than a boundary (Python objects
-reach loaded modules); the audit hook on the operations themselves and the kernel limits are
-the boundary. Not covered: seccomp, a separate user id, and filesystem namespaces.
-
-The parent enforces the wall-clock limit per call. A call that times out kills the child; a
-child that dies (memory, CPU, crash) is reported as ``resource_limit``; either way the next
-call starts a fresh child with the last known-good state, which the parent mirrors from the
-replies (a call that changed the state sends the new state back).
+The parent trusts nothing the child sends. Each request carries an id; a reply is one frame
+(``CW <id> <reply bytes> <state bytes>``, see ``worker.py``) whose id, sizes (at most
+``max_reply_mb``), JSON and state schema are checked. Bytes that arrive outside a frame, a
+wrong id, an oversized or malformed frame, a child that stops reading its input, a timeout or
+a death: each kills the whole sandbox (every process in its PID namespace) and answers an
+error envelope; the next call starts a fresh child with the last good state, which the parent
+mirrors from the replies (a call that changed the state sends the new state back).
 
 Resets to a state the child already holds cost no round trip: the parent remembers the JSON
 of the last state it installed (the child keeps a pristine copy of it) and whether a call has
@@ -36,6 +31,8 @@ gate, pooled rollouts) send each service's state once.
 
 from __future__ import annotations
 
+import base64
+import contextlib
 import json
 import math
 import os
@@ -43,14 +40,16 @@ import select
 import shutil
 import signal
 import subprocess
-import sys
 import tempfile
+import threading
 import time
 import weakref
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO, Any, Self
 
+import pydantic
 import pydantic_core
 
 from compoworld_assets.engine.envelope import (
@@ -62,6 +61,7 @@ from compoworld_assets.engine.envelope import (
     error,
     is_envelope,
 )
+from compoworld_assets.engine.runtime import isolation
 from compoworld_assets.engine.runtime.executor import SandboxLimits
 from compoworld_assets.engine.runtime.state import ServiceState
 
@@ -89,9 +89,12 @@ ALLOWED_IMPORTS = (
 FILE_SIZE_MB = 64
 MAX_OPEN_FILES = 64
 STARTUP_TIMEOUT_S = 10.0
+MAX_HEADER_BYTES = 64
+STOP_TIMEOUT_S = 5.0
 DEFAULT_LIMITS = SandboxLimits()
 WORKER_PATH = Path(__file__).with_name("worker.py")
-WORKER_COMMAND = (sys.executable, "-S", "-s", "-P", "-B", str(WORKER_PATH))
+NAMESPACE_LAYERS = ("bubblewrap", "user_namespace", "pid_namespace", "mount_namespace", "network_namespace",
+                    "ipc_namespace", "uts_namespace", "cleared_environment")
 
 _FAILURE_CODES = {
     "violation": SANDBOX_VIOLATION,
@@ -104,11 +107,23 @@ _DEATH_REASONS = {
     signal.SIGKILL: "was killed (SIGKILL: memory pressure or the CPU hard limit)",
     signal.SIGSEGV: "crashed (SIGSEGV)",
     signal.SIGXFSZ: "exceeded the file size limit",
+    signal.SIGSYS: "made a forbidden system call (SIGSYS)",
 }
 
 
 class SandboxLoadError(RuntimeError):
-    """The service module could not be loaded in the sandbox (syntax error, violation, no handle)."""
+    """The service module could not be loaded in the sandbox (syntax error, violation, no handle).
+
+    ``violation`` is true when loading it broke the sandbox's rules (hostile or broken code).
+    """
+
+    def __init__(self, message: str, *, violation: bool = False) -> None:
+        super().__init__(message)
+        self.violation = violation
+
+
+class IsolationUnavailable(SandboxLoadError):
+    """An untrusted module was refused: bubblewrap cannot isolate it here and no opt-in was given."""
 
 
 class _ChildTimeout(Exception):
@@ -119,16 +134,92 @@ class _ChildDied(Exception):
     pass
 
 
+class _ProtocolViolation(Exception):
+    pass
+
+
+def require_isolation(limits: SandboxLimits) -> list[str]:
+    """The namespace layers untrusted code gets; raise :class:`IsolationUnavailable` when it gets none."""
+    support = isolation.bubblewrap_support()
+    if support.available:
+        return list(NAMESPACE_LAYERS)
+    if limits.allow_unisolated:
+        return []
+    raise IsolationUnavailable(
+        f"refusing to run an untrusted (LLM-written) service module without OS isolation: {support.reason}. "
+        "Install bubblewrap, or opt in with SandboxLimits(allow_unisolated=True) (the `sandbox` resource's "
+        "allow_unisolated) to confine it by seccomp and resource limits only"
+    )
+
+
+# ``--die-with-parent`` ties a sandbox's life to the *thread* that started it (PR_SET_PDEATHSIG), so
+# every sandbox starts from this pool's threads, which live as long as the process: a sandbox
+# started from a short-lived thread (a start-up pool, a Dagster step thread) would die with it.
+# A forked child inherits the pool without its threads (and maybe a held lock): it starts afresh.
+_spawn_pool: ThreadPoolExecutor | None = None
+_spawn_lock = threading.Lock()
+
+
+def _forget_spawn_pool() -> None:
+    global _spawn_pool, _spawn_lock
+    _spawn_pool, _spawn_lock = None, threading.Lock()
+
+
+os.register_at_fork(after_in_child=_forget_spawn_pool)
+
+
+def _spawner() -> ThreadPoolExecutor:
+    global _spawn_pool
+    with _spawn_lock:
+        if _spawn_pool is None:
+            _spawn_pool = ThreadPoolExecutor(max_workers=4, thread_name_prefix="cw-sandbox-spawn")
+        return _spawn_pool
+
+
+def _children(pid: int) -> list[int]:
+    try:
+        return [int(c) for c in Path(f"/proc/{pid}/task/{pid}/children").read_text().split()]
+    except (OSError, ValueError):
+        return []
+
+
 @dataclass
 class _Child:
+    """One sandbox: the outermost process (bubblewrap or the worker itself) and its pipes.
+
+    ``inner`` is the process directly below bubblewrap (the PID namespace's init) and ``worker``
+    the interpreter running ``worker.py``, both as host pids; without bubblewrap all three are one.
+    """
+
     process: subprocess.Popen[bytes]
     stderr: IO[bytes]
     poller: select.poll
     buffer: bytearray = field(default_factory=bytearray)
+    inner: int | None = None
+    worker: int | None = None
+
+    def locate(self) -> None:
+        """Find the namespace init and the worker below the outermost process (once it has started)."""
+        self.inner = self.worker = self.process.pid
+        while children := _children(self.worker):
+            if self.worker == self.process.pid:
+                self.inner = children[0]
+            self.worker = children[0]
 
     def stop(self) -> None:
+        """Kill the sandbox: the namespace's init first (the kernel then kills and reaps everything in the
+        PID namespace, and bubblewrap exits), then, if anything is left, the outermost process group."""
         if self.process.poll() is None:
-            self.process.kill()
+            if self.inner is not None and self.inner != self.process.pid:
+                with contextlib.suppress(ProcessLookupError, PermissionError):
+                    os.kill(self.inner, signal.SIGKILL)
+                with contextlib.suppress(subprocess.TimeoutExpired):
+                    self.process.wait(timeout=STOP_TIMEOUT_S)
+            if self.process.poll() is None:
+                try:
+                    os.killpg(self.process.pid, signal.SIGKILL)
+                except (ProcessLookupError, PermissionError):
+                    self.process.kill()
         self.process.wait()
         for stream in (self.process.stdin, self.process.stdout, self.stderr):
             if stream is not None:
@@ -139,17 +230,19 @@ class _Child:
         try:
             code = self.process.wait(timeout=2)
         except subprocess.TimeoutExpired:
-            self.process.kill()
-            code = self.process.wait()
+            self.stop()
+            code = self.process.returncode
         if code < 0:
             sig = signal.Signals(-code)
             reason = f"the service process {_DEATH_REASONS.get(sig, f'died from {sig.name}')}"
+        elif code > 128 and code - 128 in _DEATH_REASONS:  # bubblewrap reports its child's signal this way
+            reason = f"the service process {_DEATH_REASONS[signal.Signals(code - 128)]}"
         else:
             reason = f"the service process exited with status {code}"
         self.stderr.seek(0, os.SEEK_END)
         self.stderr.seek(max(0, self.stderr.tell() - 2000))
         lines = self.stderr.read().decode("utf-8", "replace").strip().splitlines()
-        return f"{reason} ({lines[-1]})" if lines else reason
+        return f"{reason} ({_preview(lines[-1])})" if lines else reason
 
 
 @dataclass
@@ -183,15 +276,18 @@ def _state_json(state: ServiceState) -> bytes:
 
 
 def _preview(value: Any) -> str:
-    text = repr(value)
+    text = value if isinstance(value, str) else repr(value)
     return text if len(text) <= 200 else text[:200] + "..."
 
 
 class SandboxedExecutor:
     """Hosts one service module in a sandboxed child process (implements ``ToolExecutor``).
 
-    ``cpu_seconds`` applies per call; ``call_timeout_s`` is the wall-clock limit per call. One
-    call at a time: an executor is not thread-safe.
+    ``trusted`` marks a module written by CompoWorld's offline synthesizer: it may run where
+    bubblewrap cannot (seccomp and limits only); any other module needs bubblewrap or the
+    explicit ``limits.allow_unisolated`` opt-in. ``cpu_seconds`` applies per call;
+    ``call_timeout_s`` is the wall-clock limit per call. One call at a time: an executor is
+    not thread-safe.
     """
 
     def __init__(
@@ -200,8 +296,12 @@ class SandboxedExecutor:
         limits: SandboxLimits = DEFAULT_LIMITS,
         *,
         service_id: str = "service",
-        isolate_network: bool = True,
+        trusted: bool = False,
     ) -> None:
+        support = isolation.bubblewrap_support()
+        self._namespace_layers = list(NAMESPACE_LAYERS) if support.available else []
+        if not trusted:
+            require_isolation(limits)
         self._limits = limits
         self._config = {
             "source": module_source,
@@ -211,20 +311,23 @@ class SandboxedExecutor:
             "file_size_mb": FILE_SIZE_MB,
             "max_open_files": MAX_OPEN_FILES,
             "allowed_imports": list(ALLOWED_IMPORTS),
-            "isolate_network": isolate_network,
+            "seccomp": base64.b64encode(isolation.seccomp_program()).decode(),
         }
         if limits.scratch_root is not None:
             Path(limits.scratch_root).mkdir(parents=True, exist_ok=True)
-        scratch = Path(tempfile.mkdtemp(prefix=f"cw-{service_id}-", dir=limits.scratch_root))
-        self._config["scratch"] = str(scratch)
+        scratch = Path(tempfile.mkdtemp(prefix=f"cw-{_safe_name(service_id)}-", dir=limits.scratch_root))
+        self._config["scratch"] = str(scratch.resolve())
         self._resources = _Resources(scratch)
         self._finalizer = weakref.finalize(self, self._resources.release)
         self._mirror = _encode({"service_id": service_id, "tables": {}, "counters": {}})[:-1]
+        self._state_owner = service_id  # the service id of the installed state: replies must keep it
         self._installed: bytes | None = None  # the JSON of the child's pristine copy
         self._changed = False  # a call changed the child's state since the pristine copy was taken
         self._restore_pending = False  # the next call starts from the pristine copy
+        self._request_id = 0
         self.layers: list[str] = []
         self.starts = 0
+        self.violations: list[str] = []  # protocol violations seen, newest last
         try:
             self._start()
         except SandboxLoadError:
@@ -237,9 +340,9 @@ class SandboxedExecutor:
 
     @property
     def pid(self) -> int | None:
-        """The child's process id, None while no child runs."""
+        """The host process id of the interpreter running the module, None while no child runs."""
         child = self._resources.child
-        return None if child is None else child.process.pid
+        return None if child is None else child.worker
 
     def __enter__(self) -> Self:
         return self
@@ -253,6 +356,7 @@ class SandboxedExecutor:
     def reset(self, state: ServiceState) -> None:
         """Install ``state``; nothing crosses the pipe when the child already holds exactly this JSON."""
         self._mirror = _state_json(state)
+        self._state_owner = state.service_id
         if self._resources.child is None:
             self._start()
             return
@@ -261,8 +365,10 @@ class SandboxedExecutor:
             self._changed = False
             return
         try:
-            self._exchange(b'{"op":"reset","state":' + self._mirror + b"}\n", self._limits.call_timeout_s)
-        except (_ChildTimeout, _ChildDied):
+            self._exchange(self._reset_request(), self._limits.call_timeout_s)
+        except (_ChildTimeout, _ChildDied, _ProtocolViolation) as exc:
+            if isinstance(exc, _ProtocolViolation):
+                self.violations.append(str(exc))
             self._stop_child()
             self._start()
             return
@@ -286,7 +392,7 @@ class SandboxedExecutor:
                 return error(INTERNAL_ERROR, f"the service could not be restarted: {exc}")
         limit = self._limits.call_timeout_s
         try:
-            reply = self._exchange(request, limit)
+            reply, state = self._exchange(request, limit)
             self._restore_pending = False
         except _ChildTimeout:
             self._stop_child()
@@ -302,31 +408,49 @@ class SandboxedExecutor:
                 RESOURCE_LIMIT,
                 f"tool {tool!r}: {exc} (limits: {limits}); the service restarts with its last good state",
             )
-        if not reply["ok"]:
+        except _ProtocolViolation as exc:
+            self.violations.append(str(exc))
+            self._stop_child()
             return error(
-                _FAILURE_CODES.get(reply["failure"], INTERNAL_ERROR), f"tool {tool!r}: {reply['message']}"
+                SANDBOX_VIOLATION,
+                f"tool {tool!r}: the service broke the sandbox protocol ({exc}); the service restarts "
+                "with its last good state",
             )
-        result = reply["result"]
+        if not reply.get("ok"):
+            failure = reply.get("failure")
+            return error(_FAILURE_CODES.get(failure, INTERNAL_ERROR), f"tool {tool!r}: {reply.get('message')}")
+        result = reply.get("result")
         if not is_envelope(result):
             self._rollback()
             return error(INTERNAL_ERROR, f"tool {tool!r} returned a non-envelope value: {_preview(result)}")
-        if "state" in reply:
-            self._mirror = reply["state"]
+        if state:
+            self._mirror = state
             self._changed = True
         return result
+
+    def _reset_request(self) -> bytes:
+        return b'{"op":"reset","state":' + self._mirror + b"}\n"
 
     def _rollback(self) -> None:
         try:
             self._exchange(_encode({"op": "rollback"}), self._limits.call_timeout_s)
-        except (_ChildTimeout, _ChildDied):
+        except (_ChildTimeout, _ChildDied, _ProtocolViolation):
             self._stop_child()
+
+    def _argv(self) -> list[str]:
+        python = isolation.interpreter()
+        if self._namespace_layers:
+            return isolation.bubblewrap_argv(python, str(WORKER_PATH), self._config["scratch"])
+        return [python, "-S", "-s", "-P", "-B", str(WORKER_PATH)]
 
     def _start(self) -> None:
         """Start a child, load the module and install the mirrored state."""
         stderr = tempfile.TemporaryFile()  # noqa: SIM115 - closed by _Child.stop
-        env = {"PYTHONHASHSEED": "0", "LC_ALL": "C.UTF-8", "HOME": str(self.scratch_dir)}
-        process = subprocess.Popen(
-            WORKER_COMMAND,
+        env = {"PYTHONHASHSEED": "0", "LC_ALL": "C.UTF-8", "HOME": self._config["scratch"],
+               "PATH": os.defpath}
+        process = _spawner().submit(
+            subprocess.Popen,
+            self._argv(),
             stdin=subprocess.PIPE,
             stdout=subprocess.PIPE,
             stderr=stderr,
@@ -334,25 +458,32 @@ class SandboxedExecutor:
             env=env,
             close_fds=True,
             bufsize=0,
-        )
+            start_new_session=True,
+        ).result()
+        assert process.stdin is not None and process.stdout is not None
+        os.set_blocking(process.stdin.fileno(), False)
         poller = select.poll()
-        assert process.stdout is not None
         poller.register(process.stdout.fileno(), select.POLLIN)
         self._resources.child = _Child(process, stderr, poller)
+        self._request_id = 0
         try:
-            reply = self._exchange(_encode(self._config), max(self._limits.call_timeout_s, STARTUP_TIMEOUT_S))
-            if reply["ok"]:
-                self.layers = reply["layers"]
-                reply = self._exchange(b'{"op":"reset","state":' + self._mirror + b"}\n", STARTUP_TIMEOUT_S)
+            reply, _ = self._exchange(_encode(self._config), max(self._limits.call_timeout_s, STARTUP_TIMEOUT_S),
+                                      with_id=False)
+            self._resources.child.locate()
+            if reply.get("ok"):
+                self.layers = self._namespace_layers + list(reply.get("layers", []))
+                reply, _ = self._exchange(self._reset_request(), STARTUP_TIMEOUT_S)
         except _ChildTimeout:
             self._stop_child()
             raise SandboxLoadError("the service module did not load within the time limit") from None
-        except _ChildDied as exc:
+        except (_ChildDied, _ProtocolViolation) as exc:
             self._stop_child()
-            raise SandboxLoadError(f"the service module failed to load: {exc}") from None
-        if not reply["ok"]:
+            raise SandboxLoadError(f"the service module failed to load: {exc}",
+                                   violation=isinstance(exc, _ProtocolViolation)) from None
+        if not reply.get("ok"):
             self._stop_child()
-            raise SandboxLoadError(f"the service module failed to load: {reply['message']}")
+            raise SandboxLoadError(f"the service module failed to load: {_preview(str(reply.get('message')))}",
+                                   violation=reply.get("failure") == "violation")
         self._installed = self._mirror
         self._changed = self._restore_pending = False
         self.starts += 1
@@ -362,35 +493,117 @@ class SandboxedExecutor:
             self._resources.child.stop()
             self._resources.child = None
 
-    def _exchange(self, request: bytes, timeout_s: float) -> dict[str, Any]:
-        """Send ``request``, read the reply; a reply marked ``changed`` comes with the state's JSON
-        on the next line, kept as bytes under ``"state"``."""
+    def _exchange(self, request: bytes, timeout_s: float, *, with_id: bool = True) -> tuple[dict[str, Any], bytes]:
+        """Send ``request`` (a JSON line) and read its frame: the reply and the new state's JSON (or b"")."""
         child = self._resources.child
-        assert child is not None and child.process.stdin is not None and child.process.stdout is not None
-        try:
-            view = memoryview(request)
-            while view:
-                view = view[os.write(child.process.stdin.fileno(), view) :]
-        except OSError:
-            raise _ChildDied(child.death_reason()) from None
+        assert child is not None and child.process.stdin is not None
         deadline = time.monotonic() + timeout_s
-        reply = json.loads(self._read_line(child, deadline))
-        if reply.get("changed"):
-            reply["state"] = self._read_line(child, deadline)
-        return reply
+        self._refuse_stray_output(child)
+        if with_id:
+            self._request_id += 1
+            request = b'{"id":%d,' % self._request_id + request[1:]
+        self._write(child, request, deadline)
+        header = self._read_header(child, deadline)
+        try:
+            tag, request_id, reply_size, state_size = header.split(b" ")
+            request_id, reply_size, state_size = int(request_id), int(reply_size), int(state_size)
+        except ValueError:
+            raise _ProtocolViolation(f"malformed reply header {_preview(bytes(header))}") from None
+        if tag != b"CW" or request_id != self._request_id:
+            raise _ProtocolViolation(f"reply header {_preview(bytes(header))} does not answer request "
+                                     f"{self._request_id}")
+        limit = self._limits.max_reply_mb * 1024 * 1024
+        if not 0 <= reply_size + state_size <= limit or reply_size < 0 or state_size < 0:
+            raise _ProtocolViolation(f"reply of {reply_size + state_size} bytes exceeds the "
+                                     f"{self._limits.max_reply_mb} MB limit")
+        body = self._read_exactly(child, reply_size + state_size, deadline)
+        try:
+            reply = json.loads(body[:reply_size])
+        except ValueError as exc:
+            raise _ProtocolViolation(f"reply is not JSON: {exc}") from None
+        if not isinstance(reply, dict):
+            raise _ProtocolViolation(f"reply is not an object: {_preview(reply)}")
+        state = body[reply_size:]
+        if state:
+            self._check_state(state)
+        return reply, state
+
+    def _check_state(self, state: bytes) -> None:
+        try:
+            parsed = ServiceState.model_validate_json(state)
+        except pydantic.ValidationError as exc:
+            raise _ProtocolViolation(f"the state sent back is not a valid service state: "
+                                     f"{_preview(str(exc))}") from None
+        if parsed.service_id != self._state_owner:
+            raise _ProtocolViolation(f"the state sent back belongs to {parsed.service_id!r}")
 
     @staticmethod
-    def _read_line(child: _Child, deadline: float) -> bytes:
-        assert child.process.stdout is not None
-        out_fd = child.process.stdout.fileno()
-        while (end := child.buffer.find(b"\n")) < 0:
+    def _refuse_stray_output(child: _Child) -> None:
+        """Between frames the pipe must be silent: anything there was written outside the protocol."""
+        if child.buffer:
+            raise _ProtocolViolation(f"unexpected output between replies: {_preview(bytes(child.buffer[:80]))}")
+        if child.poller.poll(0):
+            assert child.process.stdout is not None
+            chunk = os.read(child.process.stdout.fileno(), 80)
+            if chunk:
+                raise _ProtocolViolation(f"unexpected output between replies: {_preview(chunk)}")
+            raise _ChildDied(child.death_reason())
+
+    @staticmethod
+    def _write(child: _Child, data: bytes, deadline: float) -> None:
+        """Write without blocking past the deadline: a child that stops reading cannot hang the parent."""
+        assert child.process.stdin is not None
+        fd = child.process.stdin.fileno()
+        view = memoryview(data)
+        poller = select.poll()
+        poller.register(fd, select.POLLOUT)
+        while view:
+            try:
+                view = view[os.write(fd, view) :]
+                continue
+            except BlockingIOError:
+                pass
+            except OSError:
+                raise _ChildDied(child.death_reason()) from None
             remaining = deadline - time.monotonic()
-            if remaining <= 0 or not child.poller.poll(math.ceil(remaining * 1000)):
+            if remaining <= 0 or not poller.poll(math.ceil(remaining * 1000)):
                 raise _ChildTimeout
-            chunk = os.read(out_fd, 1 << 20)
-            if not chunk:
-                raise _ChildDied(child.death_reason())
-            child.buffer += chunk
-        line = bytes(child.buffer[:end])
+
+    @staticmethod
+    def _fill(child: _Child, deadline: float) -> None:
+        assert child.process.stdout is not None
+        remaining = deadline - time.monotonic()
+        if remaining <= 0 or not child.poller.poll(math.ceil(remaining * 1000)):
+            raise _ChildTimeout
+        chunk = os.read(child.process.stdout.fileno(), 1 << 20)
+        if not chunk:
+            raise _ChildDied(child.death_reason())
+        child.buffer += chunk
+
+    @classmethod
+    def _read_header(cls, child: _Child, deadline: float) -> bytes:
+        while (end := child.buffer.find(b"\n", 0, MAX_HEADER_BYTES)) < 0:
+            if len(child.buffer) >= MAX_HEADER_BYTES:
+                raise _ProtocolViolation(f"malformed reply header {_preview(bytes(child.buffer[:MAX_HEADER_BYTES]))}")
+            cls._fill(child, deadline)
+        header = bytes(child.buffer[:end])
         del child.buffer[: end + 1]
-        return line
+        return header
+
+    @classmethod
+    def _read_exactly(cls, child: _Child, size: int, deadline: float) -> bytes:
+        while len(child.buffer) < size:
+            cls._fill(child, deadline)
+        body = bytes(child.buffer[:size])
+        del child.buffer[:size]
+        return body
+
+
+def trusted_executor(source: str, limits: SandboxLimits = DEFAULT_LIMITS) -> SandboxedExecutor:
+    """An executor factory for modules of CompoWorld's offline synthesizer (they run without bubblewrap too)."""
+    return SandboxedExecutor(source, limits, trusted=True)
+
+
+def _safe_name(service_id: str) -> str:
+    """A service id fit for a directory name prefix."""
+    return "".join(c if c.isalnum() or c in "-_" else "_" for c in service_id)[:40] or "service"

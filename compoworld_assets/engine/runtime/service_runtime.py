@@ -73,7 +73,8 @@ class ServiceRuntime:
         self._tools = {t.name: t for t in spec.tools}
         self._state = ServiceState.empty(spec)
         self._executor = (
-            SandboxedExecutor(module.source, limits, service_id=spec.id) if "code" in routes else None
+            SandboxedExecutor(module.source, limits, service_id=spec.id, trusted=module.trusted)
+            if "code" in routes else None
         )
         if self._executor is not None:
             self._executor.reset(self._state)

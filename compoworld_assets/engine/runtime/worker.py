@@ -1,33 +1,30 @@
-"""The sandbox child program: hosts one synthesized service module behind a JSON-lines pipe.
+"""The sandbox child program: hosts one service module behind a framed pipe protocol.
 
 Started by :class:`compoworld_assets.engine.runtime.sandbox.SandboxedExecutor` as
-``python -S -s -P -B worker.py`` with a minimal environment and its cwd in a scratch
-directory. It imports nothing but the standard library.
+``python -S -s -P -B worker.py``, inside bubblewrap's namespaces where they are available
+(:mod:`compoworld_assets.engine.runtime.isolation`), with a cleared environment and its cwd in
+a scratch directory. It imports nothing but the standard library.
 
-Protocol, one JSON object per line on stdin/stdout:
+Protocol. Requests are JSON lines on stdin. The first is the configuration (``source``,
+``filename``, ``scratch``, ``cpu_seconds``, ``memory_mb``, ``file_size_mb``,
+``max_open_files``, ``allowed_imports``, ``seccomp`` (the BPF program, base64)); then
+``{"id", "op": "reset", "state"}`` (the child keeps a pristine copy of that state),
+``{"id", "op": "call", "tool", "args", "restore"}`` (``restore`` true: first go back to the
+pristine copy) and ``{"id", "op": "rollback"}`` (undo the last call). Every reply is one frame
+on the protocol fd: a header line ``CW <id> <reply bytes> <state bytes>`` followed by the reply
+JSON (``{"ok": true, ...}`` or ``{"ok": false, "failure": kind, "message"}``, kind one of
+``violation``, ``exception``, ``resource``, ``protocol``) and, when a call changed the state,
+the new state's JSON. The configuration is answered with id 0.
 
-* first line from the parent: the configuration (``source``, ``filename``, ``scratch``,
-  ``cpu_seconds``, ``memory_mb``, ``file_size_mb``, ``max_open_files``, ``allowed_imports``,
-  ``isolate_network``); the child answers ``{"ok": true, "layers": [...]}`` once the module
-  is loaded, or ``{"ok": false, "failure": kind, "message": ...}`` and exits.
-* then requests ``{"op": "reset", "state"}`` (the child keeps a pristine copy of that state),
-  ``{"op": "call", "tool", "args", "restore"}`` (``restore`` true: first go back to the
-  pristine copy), ``{"op": "rollback"}`` (undo the last call) and ``{"op": "state"}``; every
-  answer is ``{"ok": true, ...}`` or ``{"ok": false, "failure": kind, "message": ...}`` where
-  kind is ``violation``, ``exception``, ``resource`` or ``protocol``.
-
-A successful call answers ``{"ok": true, "result": value}``; when the call changed the state
-the answer also has ``"changed": true`` and the new state follows as the next line, so the
-parent can keep a mirror of the last good state (as JSON text) without asking.
-
-Hardening, in order, before the module source runs: a private network namespace (root
-only), resource limits, preloading the allowed modules, then an audit hook (which cannot
-be removed) and an ``__import__`` guard in the module's builtins. The import guard and the
-read restrictions are policy, not a security boundary on their own: Python code can reach
-loaded modules through object graphs. The boundary is the audit hook on the operations
-themselves (network, processes, writes, ctypes) plus the kernel limits.
+Service code runs in this interpreter and can reach the protocol fds, so the parent trusts no
+frame: it checks ids, sizes, JSON and the state's schema, and treats anything else on the pipe
+as a violation that costs the child its life. The boundary is the kernel's: namespaces, the
+seccomp filter this program installs before it runs any service code, and resource limits.
+The audit hook and the ``__import__`` guard that follow only turn the common mistakes
+(``import socket``, ``open('/etc/passwd')``) into readable errors before the kernel says EPERM.
 """
 
+import base64
 import builtins
 import errno
 import json
@@ -37,7 +34,12 @@ import resource
 import signal
 import sys
 
-CLONE_NEWNET = 0x40000000
+PR_SET_NO_NEW_PRIVS = 38
+PR_SET_SECCOMP = 22
+SECCOMP_MODE_FILTER = 2
+# errno values that mean the kernel (seccomp, a read-only mount, rlimits) refused the operation.
+KERNEL_REFUSALS = {errno.EPERM: "violation", errno.EACCES: "violation", errno.EROFS: "violation",
+                   errno.EFBIG: "resource"}
 WRITE_FLAGS = os.O_WRONLY | os.O_RDWR | os.O_APPEND | os.O_CREAT | os.O_TRUNC
 
 # Modules the interpreter or allowed modules import lazily; loaded before the hook goes in.
@@ -175,20 +177,21 @@ class Sandbox:
         return handle
 
 
-def isolate_network():
-    """Move into a fresh network namespace (only loopback, down); True when it worked."""
-    if os.geteuid() != 0:
-        return False
-    try:
-        if hasattr(os, "unshare"):
-            os.unshare(CLONE_NEWNET)
-            return True
-        import ctypes
+def install_seccomp(program):
+    """Load the parent's BPF filter for this process (irrevocable; no_new_privs first, as required)."""
+    import ctypes
 
-        libc = ctypes.CDLL(None, use_errno=True)
-        return libc.unshare(CLONE_NEWNET) == 0
-    except (OSError, AttributeError):
-        return False
+    class SockFprog(ctypes.Structure):
+        _fields_ = [("len", ctypes.c_ushort), ("filter", ctypes.c_void_p)]
+
+    libc = ctypes.CDLL(None, use_errno=True)
+    libc.prctl.argtypes = [ctypes.c_int, ctypes.c_ulong, ctypes.c_ulong, ctypes.c_ulong, ctypes.c_ulong]
+    code = ctypes.create_string_buffer(program, len(program))
+    fprog = SockFprog(len(program) // 8, ctypes.addressof(code))
+    if libc.prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0:
+        raise OSError(ctypes.get_errno(), "prctl(PR_SET_NO_NEW_PRIVS) failed")
+    if libc.prctl(PR_SET_SECCOMP, SECCOMP_MODE_FILTER, ctypes.addressof(fprog), 0, 0) != 0:
+        raise OSError(ctypes.get_errno(), "prctl(PR_SET_SECCOMP) failed")
 
 
 def set_limits(config):
@@ -247,8 +250,6 @@ class Worker:
             self.state = self.previous
             self.previous = copy_state(self.state)
             return {"ok": True}
-        if op == "state":
-            return {"ok": True, "state": self.state}
         return {"ok": False, "failure": "protocol", "message": f"unknown op {op!r}"}
 
     def call(self, tool, args):
@@ -262,7 +263,7 @@ class Worker:
         except MemoryError:
             failure = ("resource", "MemoryError: the tool exceeded the sandbox memory limit")
         except OSError as exc:
-            kind = "resource" if exc.errno == errno.EFBIG else "exception"
+            kind = KERNEL_REFUSALS.get(exc.errno, "exception")
             failure = (kind, f"{type(exc).__name__}: {exc}")
         except BaseException as exc:  # noqa: BLE001 - every tool failure becomes a reply
             failure = ("exception", f"{type(exc).__name__}: {exc}")
@@ -281,13 +282,18 @@ class Worker:
 
 
 def encode(reply):
-    return json.dumps(reply, ensure_ascii=False, separators=(",", ":"), allow_nan=False).encode() + b"\n"
+    return json.dumps(reply, ensure_ascii=False, separators=(",", ":"), allow_nan=False).encode()
+
+
+def frame(request_id, reply, state=b""):
+    """One reply frame: ``CW <id> <len(reply)> <len(state)>`` then the reply and the state."""
+    return b"CW %d %d %d\n" % (request_id, len(reply), len(state)) + reply + state
 
 
 def redirect_stdio():
     """Keep the protocol on private fds; service prints go to stderr, service input gets EOF."""
     proto_in = os.fdopen(os.dup(0), "rb")
-    proto_out = os.fdopen(os.dup(1), "wb")
+    proto_out = os.dup(1)
     devnull = os.open(os.devnull, os.O_RDONLY)
     os.dup2(devnull, 0)
     os.close(devnull)
@@ -295,57 +301,59 @@ def redirect_stdio():
     return proto_in, proto_out
 
 
+def send(proto_out, data):
+    view = memoryview(data)
+    while view:
+        view = view[os.write(proto_out, view):]
+
+
 def serve(worker, proto_in, proto_out):
     for line in proto_in:
+        request_id = 0
         try:
-            reply = worker.dispatch(json.loads(line))
+            request = json.loads(line)
+            request_id = int(request["id"])
+            reply = worker.dispatch(request)
         except (ValueError, KeyError, TypeError) as exc:
             reply = {"ok": False, "failure": "protocol", "message": f"bad request: {exc}"}
         try:
-            data = encode(reply)
-            if reply.get("changed"):
-                data += encode(worker.state)
+            data = frame(request_id, encode(reply), encode(worker.state) if reply.get("changed") else b"")
         except (TypeError, ValueError, RecursionError) as exc:
             worker.state = worker.previous
             worker.previous = copy_state(worker.state)
-            data = encode(
-                {
-                    "ok": False,
-                    "failure": "exception",
-                    "message": f"the tool returned or stored data that is not JSON: {exc}",
-                }
-            )
-        proto_out.write(data)
-        proto_out.flush()
+            data = frame(request_id, encode({
+                "ok": False,
+                "failure": "exception",
+                "message": f"the tool returned or stored data that is not JSON: {exc}",
+            }))
+        send(proto_out, data)
 
 
 def start(proto_in, proto_out):
     config = json.loads(proto_in.readline())
     os.chdir(config["scratch"])
-    layers = []
-    if config["isolate_network"] and isolate_network():
-        layers.append("network_namespace")
     set_limits(config)
-    layers += ["rlimit_cpu", "rlimit_as", "rlimit_fsize", "rlimit_nofile", "rlimit_nproc", "rlimit_core"]
+    layers = ["rlimit_cpu", "rlimit_as", "rlimit_fsize", "rlimit_nofile", "rlimit_nproc", "rlimit_core"]
     for name in list(config["allowed_imports"]) + list(SUPPORT_MODULES):
         __import__(name)
+    install_seccomp(base64.b64decode(config["seccomp"]))
+    layers.append("seccomp")
     sandbox = Sandbox(config)
     sys.addaudithook(sandbox.audit)
     layers += ["audit_hook", "import_allowlist"]
     try:
         handle = sandbox.load(config["source"], config["filename"])
     except BaseException as exc:  # noqa: BLE001 - report why the module did not load
-        kind = "violation" if sandbox.violations else "exception"
+        refused = isinstance(exc, OSError) and KERNEL_REFUSALS.get(exc.errno) == "violation"
+        kind = "violation" if sandbox.violations or refused else "exception"
         message = (
             f"sandbox violation: {sandbox.violations[0]}"
             if sandbox.violations
             else f"{type(exc).__name__}: {exc}"
         )
-        proto_out.write(encode({"ok": False, "failure": kind, "message": message}))
-        proto_out.flush()
+        send(proto_out, frame(0, encode({"ok": False, "failure": kind, "message": message})))
         return None
-    proto_out.write(encode({"ok": True, "layers": layers}))
-    proto_out.flush()
+    send(proto_out, frame(0, encode({"ok": True, "layers": layers})))
     return Worker(sandbox, handle, config["cpu_seconds"])
 
 

@@ -9,6 +9,10 @@ from pydantic import BaseModel, Field
 from compoworld_assets.engine.canonical import text_hash
 from compoworld_assets.engine.specs.model import ServiceSpec
 
+# Synthesizers whose modules CompoWorld itself writes (from templates, spec data as literals): they may
+# run where bubblewrap cannot isolate them. Any other module is untrusted code.
+TRUSTED_SYNTHESIZERS = frozenset({"offline"})
+
 
 class SynthesizedModule(BaseModel):
     """The source of one service's module plus provenance. ``source_hash`` identifies it."""
@@ -28,6 +32,10 @@ class SynthesizedModule(BaseModel):
     @property
     def source_hash(self) -> str:
         return text_hash(self.source)
+
+    @property
+    def trusted(self) -> bool:
+        return self.synthesizer in TRUSTED_SYNTHESIZERS
 
 
 class Synthesizer(Protocol):

@@ -114,6 +114,11 @@ class LLMSynthesizer:
                     }
                 )
                 continue
+            if verification.violations:
+                log.append(f"round {number}: rejected: the module broke the sandbox "
+                           f"({len(verification.violations)}x; first: {verification.violations[0]})")
+                messages.append({"role": "user", "content": prompts.violation_prompt(verification.violations)})
+                continue
             if best is None or passed > best[0]:
                 best = (passed, module)
             if passed == len(module.implemented_tools):

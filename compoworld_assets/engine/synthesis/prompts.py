@@ -12,7 +12,7 @@ from compoworld_assets.engine.runtime import executor
 from compoworld_assets.engine.specs import model
 from compoworld_assets.engine.specs.model import ServiceSpec
 
-PROMPT_VERSION = "1"
+PROMPT_VERSION = "2"
 MAX_FAILURES_SHOWN = 40
 
 _CODE_BLOCK_RE = re.compile(r"```[ \t]*(?:python|py)?[ \t]*\n(.*?)```", re.DOTALL | re.IGNORECASE)
@@ -76,6 +76,16 @@ NO_CODE_PROMPT = "Your reply had no ```python code block. Reply with the complet
 def syntax_error_prompt(error: str) -> str:
     return (
         f"The module does not load: {error}\nReply with the corrected complete module in one ```python block."
+    )
+
+
+def violation_prompt(violations: list[str]) -> str:
+    listed = "\n".join(f"- {v}" for v in violations[:5])
+    return (
+        "The module was rejected: it tried operations the sandbox forbids (files outside its scratch "
+        "directory, processes, threads, sockets, signals, modules outside the allowlist):\n"
+        f"{listed}\nA service keeps all its data in `state`. Reply with the complete module in one ```python "
+        "block that only reads and writes `state`."
     )
 
 

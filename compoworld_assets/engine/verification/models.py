@@ -46,6 +46,11 @@ class ServiceVerification(BaseModel):
     source_hash: str
     seed: int
     verdicts: list[ToolVerdict]
+    violations: list[str] = Field(
+        default_factory=list,
+        description="Sandbox violations the module committed while loading or being verified; a module "
+        "with any is hostile or broken, whatever its verdicts.",
+    )
 
     def verdict(self, tool: str) -> ToolVerdict:
         for v in self.verdicts:

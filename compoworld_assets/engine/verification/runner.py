@@ -52,19 +52,24 @@ def verify_service(
     seed: int,
 ) -> ServiceVerification:
     tools = sorted(spec.tools, key=lambda t: t.name)
+    violations: list[str] = []
     try:
         executor = executor_factory(module.source)
     except Exception as exc:  # noqa: BLE001 - a module that cannot load leaves every tool to the world model
-        failure = CheckResult(name="load", passed=False, detail=f"{type(exc).__name__}: {exc}"[:500])
+        detail = f"{type(exc).__name__}: {exc}"[:500]
+        failure = CheckResult(name="load", passed=False, detail=detail)
         verdicts = [_world_model(t.name, [failure]) for t in tools]
+        if getattr(exc, "violation", False):
+            violations.append(f"load: {detail}")
     else:
         try:
             runner = _ToolRunner(spec, module, executor, seed_state)
             verdicts = runner.verify_all(tools, seed)
+            violations = runner.violations
         finally:
             executor.close()
     return ServiceVerification(
-        service_id=spec.id, source_hash=module.source_hash, seed=seed, verdicts=verdicts
+        service_id=spec.id, source_hash=module.source_hash, seed=seed, verdicts=verdicts, violations=violations
     )
 
 
@@ -82,6 +87,7 @@ class _ToolRunner:
         self.seed_state = seed_state
         self.implemented = set(module.implemented_tools) - set(module.unimplemented_tools)
         self.trusted: set[str] = set()
+        self.violations: list[str] = []
 
     def verify_all(self, tools: list[ToolSpec], seed: int) -> list[ToolVerdict]:
         """Verdicts by tool name. Tools that call companions (create, delete) go last and only call
@@ -189,6 +195,8 @@ class _ToolRunner:
             return envelope.error(envelope.INTERNAL_ERROR, f"executor raised {type(exc).__name__}: {exc}")
         if not envelope.is_envelope(result):
             return envelope.error(envelope.INTERNAL_ERROR, f"not an envelope: {_short(result)}")
+        if not result["success"] and result["error"].get("code") == envelope.SANDBOX_VIOLATION:
+            self.violations.append(f"{tool}: {result['error'].get('message')}"[:500])
         return result
 
     def _state(self) -> ServiceState | None:

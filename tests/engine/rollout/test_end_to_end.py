@@ -10,7 +10,7 @@ from compoworld_assets.engine.rollout.engine import run_rollouts
 from compoworld_assets.engine.rollout.policy import OraclePolicy
 from compoworld_assets.engine.rollout.verify import criterion_pass_rates, verify_trajectory
 from compoworld_assets.engine.rollout.worlds import PooledWorldFactory
-from compoworld_assets.engine.runtime.sandbox import SandboxedExecutor
+from compoworld_assets.engine.runtime.sandbox import trusted_executor
 from compoworld_assets.engine.service_build import build_service
 from compoworld_assets.engine.synthesis.offline import OfflineSynthesizer
 from compoworld_assets.engine.tasks.pipeline import generate_tasks
@@ -22,7 +22,7 @@ SERVICES = ("crm", "helpdesk", "mail", "invoicing", "calendar")
 @pytest.fixture(scope="module")
 def factory_and_tasks():
     world_model = OfflineWorldModel()
-    builds = {sid: build_service(builtin_spec(sid), OfflineSynthesizer(), SandboxedExecutor, world_model, seed=1)
+    builds = {sid: build_service(builtin_spec(sid), OfflineSynthesizer(), trusted_executor, world_model, seed=1)
               for sid in SERVICES}
     built = {sid: b.built() for sid, b in builds.items()}
     tasks, _ = generate_tasks([b.spec for b in builds.values()], built, seed=3, n=6)

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from compoworld_assets.engine.runtime.sandbox import SandboxedExecutor
+from compoworld_assets.engine.runtime.sandbox import trusted_executor
 from compoworld_assets.engine.service_build import build_service
 from compoworld_assets.engine.specs.importers import import_spec_file
 from compoworld_assets.engine.synthesis.offline import CODE_EFFECTS, OfflineSynthesizer
@@ -20,7 +20,7 @@ FIXTURES = Path(__file__).resolve().parents[2] / "fixtures" / "specs"
 )
 def test_every_crud_tool_verifies_and_every_fallback_probe_passes(name):
     spec = import_spec_file(FIXTURES / name).specs[0]
-    build = build_service(spec, OfflineSynthesizer(), SandboxedExecutor, OfflineWorldModel(), seed=7)
+    build = build_service(spec, OfflineSynthesizer(), trusted_executor, OfflineWorldModel(), seed=7)
     crud = sorted(t.name for t in spec.tools if t.effect in CODE_EFFECTS)
     assert crud and sorted(build.verified_tools) == crud
     assert [p.tool for p in build.world_model_probes if not p.passed] == []
