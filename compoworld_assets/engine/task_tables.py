@@ -36,8 +36,6 @@ VERIFIED_SCHEMA = {
     "criteria_json": pl.String, "sample_json": pl.String,
 }
 
-VOLATILE_META = ("elapsed_s",)
-
 
 def service_combination(services: Iterable[str]) -> str:
     return "+".join(sorted(services))
@@ -75,10 +73,8 @@ def rubric_rows(tasks: Iterable[Task], round_key: str) -> pl.DataFrame:
 
 
 def trajectory_hash(trajectory: Trajectory) -> str:
-    """Content hash of a trajectory, leaving out wall-clock measurements."""
-    data = trajectory.model_dump(mode="json")
-    data["meta"] = {k: v for k, v in data["meta"].items() if k not in VOLATILE_META}
-    return content_hash(data)
+    """Content hash of a trajectory (it holds no wall-clock value, so the same episode hashes the same)."""
+    return content_hash(trajectory.model_dump(mode="json"))
 
 
 def trajectory_id(trajectory: Trajectory) -> str:

@@ -1,6 +1,7 @@
 """Stage 6: roll agents out on each round's tasks; keep only trajectories that replay and pass."""
 
 import asyncio
+import time
 from typing import Literal
 
 import dagster as dg
@@ -62,12 +63,14 @@ def trajectories(context: dg.AssetExecutionContext, config: RolloutConfig, sampl
             return LLMPolicy(llm.model, api_base=kwargs.get("api_base"), api_key=kwargs.get("api_key"))
 
     produced = []
+    started = time.perf_counter()
     with _world_factory(service_specs, services, llm, sandbox, storage, config.mount_size) as factory:
         for mode in config.modes:
             produced += asyncio.run(run_rollouts(
                 tasks, policy_factory, factory, mode=mode, rollouts_per_task=config.rollouts_per_task,
                 concurrency=config.concurrency, episode_timeout_s=config.episode_timeout_s,
                 max_steps=config.max_steps))
+    seconds = time.perf_counter() - started
     frame = task_tables.trajectory_rows(produced, context.partition_key)
     return dg.Output(frame, data_version=dg.DataVersion(content_hash(frame["trajectory_hash"].to_list())[:16]),
                      metadata={
@@ -76,6 +79,7 @@ def trajectories(context: dg.AssetExecutionContext, config: RolloutConfig, sampl
                          "by_finish_reason": dg.MetadataValue.json(
                              dict(frame.group_by("finish_reason").len().sort("finish_reason").iter_rows())),
                          "mean_calls": float(frame["n_calls"].mean() or 0.0),
+                         "rollout_seconds": round(seconds, 3),
                      })
 
 
@@ -89,11 +93,13 @@ def verified_trajectories(context: dg.AssetExecutionContext, config: Verificatio
     """Every trajectory replayed on a fresh world and scored on its rubric; ``passed`` marks what is kept."""
     tasks = {t.task_id: t for t in task_tables.tasks_from_rows(sampled_tasks)}
     results = []
+    started = time.perf_counter()
     with _world_factory(service_specs, services, llm, sandbox, storage, config.mount_size) as factory:
         for trajectory in task_tables.trajectories_from_rows(trajectories):
             task = tasks[trajectory.task_id]
             verified = verify_trajectory(task, trajectory, factory, threshold=config.threshold)
             results.append((task, verified, sample_record(task, verified)))
+    seconds = time.perf_counter() - started
     frame = task_tables.verified_rows(results, context.partition_key)
     kept = int(frame["passed"].sum()) if len(frame) else 0
     rates = criterion_pass_rates(v for _, v, _ in results)
@@ -103,4 +109,5 @@ def verified_trajectories(context: dg.AssetExecutionContext, config: Verificatio
         "verification_yield": round(kept / len(frame), 4) if len(frame) else 0.0,
         "replay_identical_share": round(float(frame["replay_identical"].mean() or 0.0), 4),
         "criterion_pass_rates": dg.MetadataValue.json(dict(sorted(rates.items()))),
+        "verification_seconds": round(seconds, 3),
     })

@@ -7,13 +7,16 @@ calls ``submit_answer`` (``finish_reason="submitted"``), answers without a tool 
 failing (``"model_error"``). Tool calls run in worker threads (world calls block on the
 sandbox), the model calls on the event loop. Transient model errors are retried with
 exponential backoff and recorded in ``meta["retries"]``.
+
+A trajectory holds only what the episode did, never how long it took: the same tasks, policy and
+worlds give byte-identical trajectories (callers time ``run_rollouts`` themselves, as the
+``trajectories`` asset does in its Dagster metadata).
 """
 
 from __future__ import annotations
 
 import asyncio
 import json
-import time
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import Any
@@ -86,7 +89,6 @@ async def run_episode(task: Task, rollout_idx: int, policy_factory: PolicyFactor
                       settings: RolloutSettings, threads: ThreadPoolExecutor) -> Trajectory:
     loop = asyncio.get_running_loop()
     episode = _Episode(task=task, rollout_idx=rollout_idx, mode=settings.mode)
-    started = time.monotonic()
     world = await loop.run_in_executor(threads, runtime_factory, task)
     in_flight: list[asyncio.Future[Any]] = []
     try:
@@ -99,7 +101,6 @@ async def run_episode(task: Task, rollout_idx: int, policy_factory: PolicyFactor
             await asyncio.gather(future, return_exceptions=True)
         episode.final_state_hash = await loop.run_in_executor(threads, _state_hash, world)
         await loop.run_in_executor(threads, close_world, world)
-    episode.meta["elapsed_s"] = round(time.monotonic() - started, 3)
     return episode.trajectory()
 
 
