@@ -78,10 +78,10 @@ def interpreter() -> str:
 
 
 def _readonly_roots(python: str, extra: Sequence[str]) -> list[str]:
-    """Directories bound read-only: /usr, the interpreter's prefix, and the given paths."""
+    """Directories bound read-only: /usr, the interpreter's prefix (``<prefix>/bin/python``), the paths given."""
     roots = ["/usr"]
-    prefix = os.path.realpath(sys.base_prefix)
-    for path in (prefix, os.path.dirname(python), *extra):
+    prefix = os.path.dirname(os.path.dirname(python))
+    for path in (prefix, *extra):
         if not any(path == root or path.startswith(root + os.sep) for root in roots):
             roots.append(path)
     return roots
@@ -102,6 +102,7 @@ def bubblewrap_argv(python: str, worker: str, scratch: str, *, readonly: Sequenc
         "--setenv", "LC_ALL", "C.UTF-8",
         "--setenv", "HOME", scratch,
     ]
+    argv += ["--proc", "/proc", "--dev", "/dev", "--tmpfs", "/tmp"]  # first: later binds may lie below /tmp
     for root in _readonly_roots(python, [worker, *readonly]):
         argv += ["--ro-bind", root, root]
     for name in ("lib", "lib64", "bin", "sbin"):
@@ -110,7 +111,6 @@ def bubblewrap_argv(python: str, worker: str, scratch: str, *, readonly: Sequenc
             argv += ["--symlink", os.readlink(top), top]
         elif os.path.isdir(top):
             argv += ["--ro-bind", top, top]
-    argv += ["--proc", "/proc", "--dev", "/dev", "--tmpfs", "/tmp"]
     argv += ["--bind", scratch, scratch, "--chdir", scratch]
     argv += [python, "-S", "-s", "-P", "-B", worker]
     return argv

@@ -138,6 +138,10 @@ class _ProtocolViolation(Exception):
     pass
 
 
+class _StaleFrame(_ProtocolViolation):
+    """A frame answering an earlier request: the trace of a forgery then, not of this call."""
+
+
 def require_isolation(limits: SandboxLimits) -> list[str]:
     """The namespace layers untrusted code gets; raise :class:`IsolationUnavailable` when it gets none."""
     support = isolation.bubblewrap_support()
@@ -360,6 +364,8 @@ class SandboxedExecutor:
         if self._resources.child is None:
             self._start()
             return
+        if self._replace_if_tampered():
+            return
         if self._mirror == self._installed:
             self._restore_pending = self._restore_pending or self._changed
             self._changed = False
@@ -392,8 +398,20 @@ class SandboxedExecutor:
                 return error(INTERNAL_ERROR, f"the service could not be restarted: {exc}")
         limit = self._limits.call_timeout_s
         try:
-            reply, state = self._exchange(request, limit)
+            self._replace_if_tampered()
+        except SandboxLoadError as exc:
+            return error(INTERNAL_ERROR, f"the service could not be restarted: {exc}")
+        try:
+            try:
+                reply, state = self._exchange(request, limit)
+            except _StaleFrame as exc:
+                self.violations.append(str(exc))
+                self._stop_child()
+                self._start()
+                reply, state = self._exchange(request, limit)
             self._restore_pending = False
+        except SandboxLoadError as exc:
+            return error(INTERNAL_ERROR, f"the service could not be restarted: {exc}")
         except _ChildTimeout:
             self._stop_child()
             return error(
@@ -427,6 +445,20 @@ class SandboxedExecutor:
             self._mirror = state
             self._changed = True
         return result
+
+    def _replace_if_tampered(self) -> bool:
+        """A child that wrote outside a frame (or died) since its last reply is replaced by a fresh one
+        holding the mirror, so this call neither reads a stale frame nor fails for an earlier call's deed."""
+        child = self._resources.child
+        assert child is not None
+        try:
+            self._refuse_stray_output(child)
+        except _ProtocolViolation as exc:
+            self.violations.append(str(exc))
+            self._stop_child()
+            self._start()
+            return True
+        return False
 
     def _reset_request(self) -> bytes:
         return b'{"op":"reset","state":' + self._mirror + b"}\n"
@@ -498,7 +530,6 @@ class SandboxedExecutor:
         child = self._resources.child
         assert child is not None and child.process.stdin is not None
         deadline = time.monotonic() + timeout_s
-        self._refuse_stray_output(child)
         if with_id:
             self._request_id += 1
             request = b'{"id":%d,' % self._request_id + request[1:]
@@ -509,6 +540,8 @@ class SandboxedExecutor:
             request_id, reply_size, state_size = int(request_id), int(reply_size), int(state_size)
         except ValueError:
             raise _ProtocolViolation(f"malformed reply header {_preview(bytes(header))}") from None
+        if tag == b"CW" and 0 <= request_id < self._request_id:
+            raise _StaleFrame(f"a frame for request {request_id} arrived while request {self._request_id} waited")
         if tag != b"CW" or request_id != self._request_id:
             raise _ProtocolViolation(f"reply header {_preview(bytes(header))} does not answer request "
                                      f"{self._request_id}")
@@ -539,15 +572,15 @@ class SandboxedExecutor:
 
     @staticmethod
     def _refuse_stray_output(child: _Child) -> None:
-        """Between frames the pipe must be silent: anything there was written outside the protocol."""
+        """Between frames the pipe must be silent: anything there was written outside the protocol.
+
+        A pipe at end of file is left alone: the exchange that follows reports the death.
+        """
+        if not child.buffer and child.poller.poll(0):
+            assert child.process.stdout is not None
+            child.buffer += os.read(child.process.stdout.fileno(), 80)
         if child.buffer:
             raise _ProtocolViolation(f"unexpected output between replies: {_preview(bytes(child.buffer[:80]))}")
-        if child.poller.poll(0):
-            assert child.process.stdout is not None
-            chunk = os.read(child.process.stdout.fileno(), 80)
-            if chunk:
-                raise _ProtocolViolation(f"unexpected output between replies: {_preview(chunk)}")
-            raise _ChildDied(child.death_reason())
 
     @staticmethod
     def _write(child: _Child, data: bytes, deadline: float) -> None:
