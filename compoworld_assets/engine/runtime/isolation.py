@@ -8,7 +8,8 @@ Two kernel mechanisms confine it; Python-level guards in the worker only make er
   ``--die-with-parent`` and ``--new-session``. Its root is an empty tmpfs holding read-only binds
   of ``/usr`` (and the interpreter's prefix when it lies elsewhere, e.g. a pyenv build), the worker
   script, its own ``/proc`` (the sandbox's PID namespace only, so no host process is visible),
-  a minimal ``/dev``, a private ``/tmp`` and one writable bind: the scratch directory. The
+  a minimal read-only ``/dev``, and two size-capped tmpfs: ``/tmp`` and the scratch directory
+  (the only places a module can write; the root is remounted read-only). The
   environment is cleared: no secret of the parent reaches the child. Killing the bubblewrap process
   kills the PID namespace's init and with it every process inside.
 * **seccomp** (compiled here with libseccomp through ``pyseccomp``; installed by the worker itself
@@ -37,6 +38,7 @@ from pathlib import Path
 
 BWRAP = "bwrap"
 SANDBOX_UID = 65534
+TMP_MB = 16
 PROBE_TIMEOUT_S = 20.0
 
 # Every syscall the filter denies (EPERM). Names unknown to the running libseccomp are skipped.
@@ -87,8 +89,14 @@ def _readonly_roots(python: str, extra: Sequence[str]) -> list[str]:
     return roots
 
 
-def bubblewrap_argv(python: str, worker: str, scratch: str, *, readonly: Sequence[str] = ()) -> list[str]:
-    """The bwrap command line that runs ``python -S -s -P -B worker`` confined to ``scratch``."""
+def bubblewrap_argv(python: str, worker: str, scratch: str, *, scratch_mb: int = 64,
+                    readonly: Sequence[str] = ()) -> list[str]:
+    """The bwrap command line that runs ``python -S -s -P -B worker`` confined to ``scratch``.
+
+    Every writable place inside is a size-capped tmpfs (the scratch directory, at the same path as
+    the host's, and ``/tmp``); the root and ``/dev`` are remounted read-only, so a module cannot fill
+    the host's disk or memory by writing files.
+    """
     argv = [
         BWRAP,
         "--unshare-user", "--unshare-pid", "--unshare-net", "--unshare-ipc", "--unshare-uts",
@@ -102,7 +110,8 @@ def bubblewrap_argv(python: str, worker: str, scratch: str, *, readonly: Sequenc
         "--setenv", "LC_ALL", "C.UTF-8",
         "--setenv", "HOME", scratch,
     ]
-    argv += ["--proc", "/proc", "--dev", "/dev", "--tmpfs", "/tmp"]  # first: later binds may lie below /tmp
+    # first: later binds may lie below /tmp
+    argv += ["--proc", "/proc", "--dev", "/dev", "--remount-ro", "/dev", "--size", str(TMP_MB << 20), "--tmpfs", "/tmp"]
     for root in _readonly_roots(python, [worker, *readonly]):
         argv += ["--ro-bind", root, root]
     for name in ("lib", "lib64", "bin", "sbin"):
@@ -111,7 +120,7 @@ def bubblewrap_argv(python: str, worker: str, scratch: str, *, readonly: Sequenc
             argv += ["--symlink", os.readlink(top), top]
         elif os.path.isdir(top):
             argv += ["--ro-bind", top, top]
-    argv += ["--bind", scratch, scratch, "--chdir", scratch]
+    argv += ["--size", str(scratch_mb << 20), "--tmpfs", scratch, "--chdir", scratch, "--remount-ro", "/"]
     argv += [python, "-S", "-s", "-P", "-B", worker]
     return argv
 
@@ -120,10 +129,11 @@ def bubblewrap_argv(python: str, worker: str, scratch: str, *, readonly: Sequenc
 def bubblewrap_support() -> IsolationSupport:
     """Probe once per process: can bwrap start this interpreter in fresh namespaces?"""
     python = interpreter()
-    with tempfile.TemporaryDirectory(prefix="cw-probe-") as scratch:
-        probe = Path(scratch) / "probe.py"
+    with tempfile.TemporaryDirectory(prefix="cw-probe-") as folder:
+        probe = Path(folder) / "probe.py"
         probe.write_text("import os\nprint(os.getpid(), os.getuid(), len(os.environ))\n")
-        argv = bubblewrap_argv(python, str(probe), scratch)
+        (Path(folder) / "scratch").mkdir()
+        argv = bubblewrap_argv(python, str(probe), str(Path(folder) / "scratch"))
         try:
             done = subprocess.run(argv, capture_output=True, timeout=PROBE_TIMEOUT_S, stdin=subprocess.DEVNULL,
                                   check=False)

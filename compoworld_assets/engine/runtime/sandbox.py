@@ -472,7 +472,7 @@ class SandboxedExecutor:
     def _argv(self) -> list[str]:
         python = isolation.interpreter()
         if self._namespace_layers:
-            return isolation.bubblewrap_argv(python, str(WORKER_PATH), self._config["scratch"])
+            return isolation.bubblewrap_argv(python, str(WORKER_PATH), self._config["scratch"], scratch_mb=FILE_SIZE_MB)
         return [python, "-S", "-s", "-P", "-B", str(WORKER_PATH)]
 
     def _start(self) -> None:

@@ -1,5 +1,6 @@
 from __future__ import annotations
 
+import errno
 import os
 import time
 
@@ -45,6 +46,19 @@ def handle(state, tool, args):
         with open(args["path"], "w") as f:
             f.write("escaped")
         return ok(True)
+    if tool == "read_file":
+        with open(args["path"]) as f:
+            return ok(f.read())
+    if tool == "fill_scratch":
+        written = 0
+        try:
+            for i in range(args["files"]):
+                with open(f"fill_{i}.bin", "wb") as f:
+                    f.write(b"x" * 1024 * 1024)
+                written += 1
+        except OSError as exc:
+            return ok([written, exc.errno])
+        return ok([written, None])
     if tool == "read_outside":
         return ok(open("/etc/hostname").read())
     if tool == "subprocess":
@@ -152,8 +166,17 @@ def test_failures_are_contained_and_rolled_back(executor, tool, args, code, need
 
 def test_writing_inside_the_scratch_dir_is_allowed(executor):
     assert executor.call("write_file", {"path": "note.txt"}) == {"success": True, "data": True}
-    assert (executor.scratch_dir / "note.txt").read_text() == "escaped"
+    assert executor.call("read_file", {"path": "note.txt"}) == {"success": True, "data": "escaped"}
     assert executor.call("write_file", {"path": str(executor.scratch_dir / "abs.txt")})["success"]
+
+
+def test_the_scratch_dir_is_capped(executor):
+    """Under bubblewrap the scratch directory is a 64 MB tmpfs: filling it fails with ENOSPC, not the host's disk."""
+    if "bubblewrap" not in executor.layers:
+        pytest.skip("bubblewrap is not available here")
+    written, errno_value = executor.call("fill_scratch", {"files": 100})["data"]
+    assert written <= 64 and errno_value == errno.ENOSPC
+    assert list(executor.scratch_dir.iterdir()) == []  # the host's directory is only the mount point
 
 
 def test_timeout_restarts_with_last_good_state(executor):
