@@ -552,7 +552,7 @@ class SandboxedExecutor:
         body = self._read_exactly(child, reply_size + state_size, deadline)
         try:
             reply = json.loads(body[:reply_size])
-        except ValueError as exc:
+        except (ValueError, RecursionError) as exc:  # RecursionError: a forged frame nested too deeply
             raise _ProtocolViolation(f"reply is not JSON: {exc}") from None
         if not isinstance(reply, dict):
             raise _ProtocolViolation(f"reply is not an object: {_preview(reply)}")
@@ -564,7 +564,7 @@ class SandboxedExecutor:
     def _check_state(self, state: bytes) -> None:
         try:
             parsed = ServiceState.model_validate_json(state)
-        except pydantic.ValidationError as exc:
+        except (pydantic.ValidationError, RecursionError) as exc:
             raise _ProtocolViolation(f"the state sent back is not a valid service state: "
                                      f"{_preview(str(exc))}") from None
         if parsed.service_id != self._state_owner:
