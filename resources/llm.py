@@ -3,6 +3,10 @@
 ``backend="litellm"`` reaches a hosted provider (``model="openai/gpt-4.1-mini"``, key in the
 env var named by ``api_key_env``), a vLLM server (``model="hosted_vllm/<name>"`` with
 ``api_base``) or any OpenAI-compatible local server. See docs/llm-backends.md.
+
+Every model request the backend makes (coding agent, world model, instruction writer, LLM policy)
+gives up after ``request_timeout_s``, with the client's own retries off; the caller retries
+``max_retries`` times with a backoff doubling from ``retry_backoff_s`` and records each error.
 """
 
 
@@ -12,7 +16,10 @@ from pathlib import Path
 from typing import Literal
 
 import dagster as dg
+from pydantic import Field
 
+from compoworld_assets.engine.llm_requests import request_bounds, with_retries
+from compoworld_assets.engine.rollout.llm import LLMPolicy, is_transient
 from compoworld_assets.engine.runtime.executor import ToolExecutor
 from compoworld_assets.engine.synthesis.base import Synthesizer
 from compoworld_assets.engine.tasks.instructions import InstructionWriter
@@ -25,7 +32,9 @@ class LLMResource(dg.ConfigurableResource):
     api_base: str | None = None
     api_key_env: str | None = None
     max_rounds: int = 3
-    max_retries: int = 3
+    max_retries: int = Field(default=3, description="Retries after a failed (or, for the world model, invalid) answer.")
+    request_timeout_s: float = Field(default=120.0, description="Seconds before one model request is abandoned.")
+    retry_backoff_s: float = Field(default=2.0, description="Wait before the first retry; doubles after each.")
 
     def synthesizer(self, executor_factory: Callable[[str], ToolExecutor]) -> Synthesizer:
         if self.backend == "offline":
@@ -39,6 +48,9 @@ class LLMResource(dg.ConfigurableResource):
             api_base=self.api_base,
             api_key_env=self.api_key_env,
             max_rounds=self.max_rounds,
+            max_retries=self.max_retries,
+            backoff_s=self.retry_backoff_s,
+            request_timeout_s=self.request_timeout_s,
             executor_factory=executor_factory,
         )
 
@@ -47,7 +59,19 @@ class LLMResource(dg.ConfigurableResource):
 
         if self.backend == "offline":
             return TemplateWriter()
-        return LLMWriter(self.model, **self.completion_kwargs())
+        os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
+        import litellm
+
+        completion = with_retries(litellm.completion, max_retries=self.max_retries, backoff_s=self.retry_backoff_s,
+                                  is_transient=is_transient)
+        return LLMWriter(self.model, completion=completion, **self.completion_kwargs(),
+                         **request_bounds(self.request_timeout_s))
+
+    def policy(self) -> LLMPolicy:
+        """The chat policy for ``trajectories``; the rollout engine retries it (``max_retries``, ``retry_backoff_s``)."""
+        kwargs = self.completion_kwargs()
+        return LLMPolicy(self.model, api_base=kwargs.get("api_base"), api_key=kwargs.get("api_key"),
+                         request_timeout_s=self.request_timeout_s, extra=request_bounds(self.request_timeout_s))
 
     def completion_kwargs(self) -> dict[str, str]:
         """api_base and the key (read from the env var named by ``api_key_env``) for litellm calls."""
@@ -69,5 +93,6 @@ class LLMResource(dg.ConfigurableResource):
             from compoworld_assets.engine.world_model.llm import LLMWorldModel
 
             inner = LLMWorldModel(model=self.model, api_base=self.api_base, api_key_env=self.api_key_env,
-                                  max_retries=self.max_retries)
+                                  max_retries=self.max_retries, backoff_s=self.retry_backoff_s,
+                                  request_timeout_s=self.request_timeout_s)
         return CachedWorldModel(inner, SqliteWorldModelCache(cache_path))

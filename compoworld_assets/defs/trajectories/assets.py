@@ -55,12 +55,8 @@ def trajectories(context: dg.AssetExecutionContext, config: RolloutConfig, sampl
     if config.policy == "oracle":
         policy_factory = OraclePolicy
     else:
-        from compoworld_assets.engine.rollout.llm import LLMPolicy
-
-        kwargs = llm.completion_kwargs()
-
         def policy_factory(task, mode):
-            return LLMPolicy(llm.model, api_base=kwargs.get("api_base"), api_key=kwargs.get("api_key"))
+            return llm.policy()
 
     produced = []
     started = time.perf_counter()
@@ -69,7 +65,7 @@ def trajectories(context: dg.AssetExecutionContext, config: RolloutConfig, sampl
             produced += asyncio.run(run_rollouts(
                 tasks, policy_factory, factory, mode=mode, rollouts_per_task=config.rollouts_per_task,
                 concurrency=config.concurrency, episode_timeout_s=config.episode_timeout_s,
-                max_steps=config.max_steps))
+                max_steps=config.max_steps, max_retries=llm.max_retries, retry_backoff_s=llm.retry_backoff_s))
     seconds = time.perf_counter() - started
     frame = task_tables.trajectory_rows(produced, context.partition_key)
     return dg.Output(frame, data_version=dg.DataVersion(content_hash(frame["trajectory_hash"].to_list())[:16]),

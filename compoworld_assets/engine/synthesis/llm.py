@@ -13,6 +13,7 @@ import time
 from collections.abc import Callable
 from typing import Any
 
+from compoworld_assets.engine.llm_requests import request_bounds
 from compoworld_assets.engine.runtime.state import ServiceState
 from compoworld_assets.engine.specs.model import ServiceSpec
 from compoworld_assets.engine.synthesis import prompts
@@ -53,6 +54,7 @@ class LLMSynthesizer:
         include_reference: bool = True,
         max_retries: int = 3,
         backoff_s: float = 2.0,
+        request_timeout_s: float = 120.0,
         sleep: Callable[[float], None] = time.sleep,
     ) -> None:
         if max_rounds < 1:
@@ -71,6 +73,7 @@ class LLMSynthesizer:
         self.include_reference = include_reference
         self.max_retries = max_retries
         self.backoff_s = backoff_s
+        self.request_timeout_s = request_timeout_s
         self.sleep = sleep
 
     def synthesize(self, spec: ServiceSpec) -> SynthesizedModule:
@@ -165,7 +168,8 @@ class LLMSynthesizer:
         return None
 
     def _request_kwargs(self) -> dict[str, Any]:
-        kwargs: dict[str, Any] = {}
+        """Each request times out after ``request_timeout_s`` and the client never retries (``_complete`` does)."""
+        kwargs: dict[str, Any] = request_bounds(self.request_timeout_s)
         if self.temperature is not None:
             kwargs["temperature"] = self.temperature
         if self.api_base:

@@ -12,6 +12,7 @@ from typing import Any
 
 from compoworld_assets.engine.canonical import canonical_json
 from compoworld_assets.engine.envelope import INTERNAL_ERROR, error, ok
+from compoworld_assets.engine.llm_requests import request_bounds
 from compoworld_assets.engine.runtime.state import ServiceState
 from compoworld_assets.engine.specs.model import ServiceSpec, ToolSpec
 from compoworld_assets.engine.world_model.base import missing_reference
@@ -86,6 +87,9 @@ def parse_answer(content: str, returns: dict[str, Any]) -> tuple[Any, str | None
 class LLMWorldModel:
     """Simulates tools with an LLM; every attempt is appended to ``calls``; never raises.
 
+    Each request gives up after ``request_timeout_s``; the client never retries on its own, so a
+    tool call costs at most ``max_retries + 1`` requests (the backoff doubles from ``backoff_s``).
+
     ``completion_kwargs`` are passed to ``litellm.completion`` (e.g. ``mock_response`` in tests);
     a callable receives the attempt number (0 first) and returns the kwargs for that attempt.
     """
@@ -99,6 +103,7 @@ class LLMWorldModel:
         temperature: float = 0.0,
         *,
         backoff_s: float = 1.0,
+        request_timeout_s: float = 120.0,
         max_state_chars: int = 6000,
         completion_kwargs: dict[str, Any] | Callable[[int], dict[str, Any]] | None = None,
     ) -> None:
@@ -108,6 +113,7 @@ class LLMWorldModel:
         self.max_retries = max_retries
         self.temperature = temperature
         self.backoff_s = backoff_s
+        self.request_timeout_s = request_timeout_s
         self.max_state_chars = max_state_chars
         self.completion_kwargs = completion_kwargs
         self.calls: list[AttemptRecord] = []
@@ -177,6 +183,7 @@ class LLMWorldModel:
             "messages": messages,
             "temperature": self.temperature,
             "drop_params": True,
+            **request_bounds(self.request_timeout_s),
         }
         if self.api_base:
             kwargs["api_base"] = self.api_base
