@@ -17,16 +17,11 @@ import asyncio
 import os
 import time
 
-from compoworld_assets.engine.library import builtin_service_ids, builtin_spec
+from compoworld_assets.engine.library import builtin_service_ids
 from compoworld_assets.engine.rollout.engine import run_rollouts
+from compoworld_assets.engine.rollout.library_world import build_library
 from compoworld_assets.engine.rollout.policy import OraclePolicy
 from compoworld_assets.engine.rollout.verify import verify_trajectory
-from compoworld_assets.engine.rollout.worlds import PooledWorldFactory
-from compoworld_assets.engine.runtime.sandbox import trusted_executor
-from compoworld_assets.engine.service_build import build_service
-from compoworld_assets.engine.synthesis.offline import OfflineSynthesizer
-from compoworld_assets.engine.tasks.pipeline import generate_tasks
-from compoworld_assets.engine.world_model.offline import OfflineWorldModel
 
 
 def main() -> None:
@@ -39,15 +34,12 @@ def main() -> None:
     args = parser.parse_args()
 
     service_ids = builtin_service_ids()[: args.services or None]
-    world_model = OfflineWorldModel()
     started = time.perf_counter()
-    builds = {sid: build_service(builtin_spec(sid), OfflineSynthesizer(), trusted_executor, world_model,
-                                 seed=args.seed) for sid in service_ids}
-    built = {sid: b.built() for sid, b in builds.items()}
-    print(f"built {len(built)} services in {time.perf_counter() - started:.1f}s")
+    library = build_library(service_ids, seed=args.seed)
+    print(f"built {len(library.builds)} services in {time.perf_counter() - started:.1f}s")
 
     started, cpu = time.perf_counter(), time.process_time()
-    tasks, quarantined = generate_tasks([b.spec for b in builds.values()], built, args.seed, args.n)
+    tasks, quarantined = library.sample_tasks(args.n, args.seed)
     elapsed, cpu = time.perf_counter() - started, time.process_time() - cpu
     gated = len(tasks) + sum(q.stage == "gate" for q in quarantined)
     print(f"tasks: {len(tasks)} from {args.n} sampled plans in {elapsed:.2f}s (cpu {cpu:.2f}s) -> "
@@ -55,8 +47,7 @@ def main() -> None:
           f"{len(quarantined) - (gated - len(tasks))} plans did not instantiate; gate pass share "
           f"{len(tasks)}/{gated} = {len(tasks) / max(gated, 1):.1%}")
 
-    seed_states = {sid: b.seed_state for sid, b in builds.items()}
-    with PooledWorldFactory(built, seed_states, world_model, mount_size=args.mount_size) as factory:
+    with library.world_factory(args.mount_size) as factory:
         for mode in ("gateway", "direct"):
             started, cpu = time.perf_counter(), time.process_time()
             trajectories = asyncio.run(run_rollouts(tasks, OraclePolicy, factory, mode=mode,

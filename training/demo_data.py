@@ -20,18 +20,13 @@ from pathlib import Path
 
 from compoworld_assets.engine.agents.interface import DiscoverMode
 from compoworld_assets.engine.exports import sample_record
-from compoworld_assets.engine.library import builtin_spec
 from compoworld_assets.engine.rollout.engine import run_rollouts
+from compoworld_assets.engine.rollout.library_world import build_library
 from compoworld_assets.engine.rollout.policy import OraclePolicy
 from compoworld_assets.engine.rollout.verify import verify_trajectory
-from compoworld_assets.engine.rollout.worlds import PooledWorldFactory
-from compoworld_assets.engine.runtime.sandbox import trusted_executor
-from compoworld_assets.engine.service_build import build_service
-from compoworld_assets.engine.synthesis.offline import OfflineSynthesizer
 from compoworld_assets.engine.tasks.instantiate import TaskConfig
-from compoworld_assets.engine.tasks.pipeline import GenerationConfig, generate_tasks
+from compoworld_assets.engine.tasks.pipeline import GenerationConfig
 from compoworld_assets.engine.tasks.sampling import WalkConfig
-from compoworld_assets.engine.world_model.offline import OfflineWorldModel
 from training.data import write_rl_file, write_sft_file
 
 DEFAULT_SERVICES = ("crm", "helpdesk", "mail", "invoicing")
@@ -52,18 +47,15 @@ def build_demo_data(output_dir: str | Path, services: Sequence[str] = DEFAULT_SE
     own and distractor services only, so no distractors and plans of at most three steps."""
     out = Path(output_dir)
     out.mkdir(parents=True, exist_ok=True)
-    world_model = OfflineWorldModel()
-    builds = {sid: build_service(builtin_spec(sid), OfflineSynthesizer(), trusted_executor, world_model, seed=1)
-              for sid in services}
-    built = {sid: b.built() for sid, b in builds.items()}
-    seed_states = {sid: b.seed_state for sid, b in builds.items()}
     config = GenerationConfig(walk=WalkConfig(max_length=max_plan_length),
                               task=TaskConfig(min_distractors=distractors, max_distractors=distractors),
                               heldout_fraction=heldout_fraction, rl_fraction=rl_fraction)
-    tasks, _ = generate_tasks([b.spec for b in builds.values()], built, seed=seed, n=n_tasks, config=config)
+    library = build_library(services)
+    tasks, _ = library.sample_tasks(n_tasks, seed, config)
+    built, seed_states = library.built, library.seed_states
     by_split = {split: [t for t in tasks if t.split == split] for split in ("train", "heldout", "rl")}
     samples: dict[str, list[dict]] = {"train": [], "heldout": []}
-    with PooledWorldFactory(built, seed_states, world_model, mount_size=len(services)) as factory:
+    with library.world_factory() as factory:
         for split, records in samples.items():
             trajectories = asyncio.run(run_rollouts(by_split[split], OraclePolicy, factory, mode=mode,
                                                     concurrency=4))

@@ -5,10 +5,11 @@
 Rollouts go through TRL's ``rollout_func`` hook (``environment_factory`` exposes Python methods
 as tools, one fixed set per environment class, while every CompoWorld task has its own tools).
 For each prompt of a batch (TRL repeats each prompt ``num_generations`` times, contiguously)
-:class:`ToolRollouts` mounts a fresh world from the RL file's services file, samples an
-assistant turn, runs its tool call through the agent interface, appends the result as a tool
-turn, and goes on until ``submit_answer``, a turn without a call, ``max_turns`` or the budget of
-``max_completion_length`` generated tokens. Tool-result tokens are masked out of the loss
+:class:`ToolRollouts` runs an episode of the engine's one environment
+(:class:`~compoworld_assets.engine.rollout.environment.ToolEnvironment`, the same one rollouts and
+evaluation use) over the RL file's services: it samples an assistant turn, steps the environment
+with its tool call, appends the result as a tool turn, and goes on until ``submit_answer``, a turn
+without a call, ``max_turns`` or the budget of ``max_completion_length`` generated tokens. Tool-result tokens are masked out of the loss
 (``env_mask``). The task's rubric is evaluated on the final world state and the submitted
 answer; the reward is :func:`compoworld_assets.engine.rewards.cfrr_reward` over each group's
 per-criterion results, kinds and weights (negative criteria gate: a rollout that violated one, or
@@ -27,7 +28,6 @@ from typing import Any
 
 from trl import GRPOConfig, TrlParser
 
-from compoworld_assets.engine.agents.interface import SUBMIT_ANSWER, AgentInterface
 from compoworld_assets.engine.canonical import canonical_json
 from compoworld_assets.engine.rewards import (
     CRITERION_KINDS_COLUMN,
@@ -35,7 +35,8 @@ from compoworld_assets.engine.rewards import (
     CRITERION_WEIGHTS_COLUMN,
     cfrr_reward,
 )
-from compoworld_assets.engine.tasks.rubrics import evaluate_rubric
+from compoworld_assets.engine.rollout.environment import ToolEnvironment
+from compoworld_assets.engine.rollout.policy import tool_call_message
 from training.chat_template import parse_tool_calls, tool_turn_text
 from training.common import (
     configure_cpu_threads,
@@ -113,21 +114,20 @@ class ToolRollouts:
                 CRITERION_KINDS_COLUMN: [e["kinds"] for e in episodes]}
 
     def episode(self, model: Any, rl_task: RLTask, budget: int, temperature: float) -> dict[str, Any]:
+        """One episode in the engine's :class:`ToolEnvironment`: the prompt, the tool results shown and the
+        rubric score are the ones rollouts, verification and evaluation use."""
         import torch
 
         tokenizer = self.tokenizer
-        prompt_ids = tokenizer.apply_chat_template(rl_task.prompt, tools=rl_task.tools, add_generation_prompt=True,
-                                                   return_dict=True)["input_ids"]
         completion_ids: list[int] = []
         env_mask: list[int] = []
         calls: list[str] = []
-        answer: dict[str, Any] | None = None
         generated = 0
-        world = self.world_factory(rl_task.task)
-        try:
-            interface = AgentInterface(rl_task.task, world, rl_task.mode)
-            mounted_task = rl_task.task.model_copy(update={"initial_state": world.world_state()})
-            for _ in range(self.max_turns):
+        with ToolEnvironment(self.world_factory, rl_task.mode, max_steps=self.max_turns) as env:
+            observation = env.reset(rl_task.task)
+            prompt_ids = tokenizer.apply_chat_template(observation.messages, tools=observation.tools,
+                                                       add_generation_prompt=True, return_dict=True)["input_ids"]
+            for turn_number in range(self.max_turns):
                 if generated >= budget:
                     break
                 context = torch.tensor([prompt_ids + completion_ids])
@@ -144,22 +144,19 @@ class ToolRollouts:
                     break
                 name, arguments = parsed[0]
                 calls.append(name)
-                outcome = interface.execute(name, arguments)
-                if outcome.answer is not None:
-                    answer = outcome.answer
-                if name == SUBMIT_ANSWER and answer is not None:
+                step = env.step(tool_call_message(f"call_{turn_number}", name, arguments))
+                if step.done:
                     break
-                result_ids = tokenizer(json.dumps(outcome.result, ensure_ascii=False),
+                result_ids = tokenizer(step.messages[0]["content"],
                                        add_special_tokens=False)["input_ids"][: self.max_tool_result_tokens]
                 shown = tokenizer(tool_turn_text(tokenizer.decode(result_ids)), add_special_tokens=False)["input_ids"]
                 completion_ids += shown
                 env_mask += [0] * len(shown)
-            criteria = evaluate_rubric(mounted_task, world.world_state(), answer or {})
-        finally:
-            world.close()
+            criteria = env.score()
+            submitted = env.answer is not None
         weights = {c.id: c.weight for c in rl_task.task.rubric}
         kinds = {c.id: c.kind for c in rl_task.task.rubric}
-        record = {"task_id": rl_task.task.task_id, "calls": calls, "submitted": answer is not None,
+        record = {"task_id": rl_task.task.task_id, "calls": calls, "submitted": submitted,
                   "criteria": [{"id": c.id, "kind": kinds.get(c.id, "?"), "passed": c.passed} for c in criteria]}
         return {"prompt_ids": prompt_ids, "completion_ids": completion_ids, "env_mask": env_mask,
                 "criteria": [{"id": c.id, "passed": c.passed} for c in criteria], "weights": weights,

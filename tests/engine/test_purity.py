@@ -26,3 +26,33 @@ def test_purity_check_detects_dagster(tmp_path):
     program = "import sys, dagster\nprint('dagster' in sys.modules)"
     result = subprocess.run([sys.executable, "-c", program], capture_output=True, text=True, check=True)
     assert result.stdout.strip() == "True"
+
+
+FORBIDDEN_IN_ENGINE = ("dagster", "dagster_", "training", "resources", "sensors", "compoworld_assets.defs")
+
+
+def forbidden_imports(root) -> list[str]:
+    """Every import statement in ``root``'s modules, at any depth (inside functions too), of a module the
+    engine must not depend on: Dagster, the training scripts, the Dagster resources, sensors or assets."""
+    import ast
+    from pathlib import Path
+
+    found = []
+    for path in sorted(Path(root).rglob("*.py")):
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"), filename=str(path))):
+            names = ([alias.name for alias in node.names] if isinstance(node, ast.Import)
+                     else [node.module or ""] if isinstance(node, ast.ImportFrom) and node.level == 0 else [])
+            for name in names:
+                if any(name == bad or name.startswith(bad if bad.endswith("_") else bad + ".")
+                       for bad in FORBIDDEN_IN_ENGINE):
+                    found.append(f"{path.name}:{node.lineno}: {name}")
+    return found
+
+
+def test_no_engine_module_imports_dagster_or_training_even_inside_functions():
+    assert forbidden_imports(engine.__path__[0]) == []
+
+
+def test_the_static_check_sees_function_level_imports(tmp_path):
+    (tmp_path / "m.py").write_text("def f():\n    from training.chat_template import X\n    import dagster\n")
+    assert forbidden_imports(tmp_path) == ["m.py:2: training.chat_template", "m.py:3: dagster"]

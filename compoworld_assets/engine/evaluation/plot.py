@@ -67,7 +67,7 @@ def main(argv: list[str] | None = None) -> None:
     from pathlib import Path
 
     parser = argparse.ArgumentParser(description=main.__doc__)
-    parser.add_argument("results", nargs="+", type=Path, help="files written by evaluation.suite --out")
+    parser.add_argument("results", nargs="+", type=Path, help="files written by training.benchmark_suite --out")
     parser.add_argument("--out", required=True, type=Path)
     args = parser.parse_args(argv)
     rows = [row for path in args.results for row in json.loads(path.read_text(encoding="utf-8"))["rows"]]

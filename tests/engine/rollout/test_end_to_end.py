@@ -5,30 +5,20 @@ import asyncio
 
 import pytest
 
-from compoworld_assets.engine.library import builtin_spec
 from compoworld_assets.engine.rollout.engine import run_rollouts
+from compoworld_assets.engine.rollout.library_world import build_library
 from compoworld_assets.engine.rollout.policy import OraclePolicy
 from compoworld_assets.engine.rollout.verify import criterion_pass_rates, verify_trajectory
-from compoworld_assets.engine.rollout.worlds import PooledWorldFactory
-from compoworld_assets.engine.runtime.sandbox import trusted_executor
-from compoworld_assets.engine.service_build import build_service
-from compoworld_assets.engine.synthesis.offline import OfflineSynthesizer
-from compoworld_assets.engine.tasks.pipeline import generate_tasks
-from compoworld_assets.engine.world_model.offline import OfflineWorldModel
 
 SERVICES = ("crm", "helpdesk", "mail", "invoicing", "calendar")
 
 
 @pytest.fixture(scope="module")
 def factory_and_tasks():
-    world_model = OfflineWorldModel()
-    builds = {sid: build_service(builtin_spec(sid), OfflineSynthesizer(), trusted_executor, world_model, seed=1)
-              for sid in SERVICES}
-    built = {sid: b.built() for sid, b in builds.items()}
-    tasks, _ = generate_tasks([b.spec for b in builds.values()], built, seed=3, n=6)
+    library = build_library(SERVICES)
+    tasks, _ = library.sample_tasks(6, seed=3)
     assert len(tasks) >= 3
-    with PooledWorldFactory(built, {sid: b.seed_state for sid, b in builds.items()}, world_model,
-                            mount_size=len(SERVICES)) as factory:
+    with library.world_factory() as factory:
         yield factory, tasks
 
 
