@@ -40,10 +40,10 @@ from compoworld_assets.engine.rollout.policy import tool_call_message
 from training.chat_template import parse_tool_calls, tool_turn_text
 from training.common import (
     configure_cpu_threads,
-    cuda_available,
     load_model,
     load_tokenizer,
     resolve_model,
+    resolve_precision,
     write_json,
 )
 from training.data import RLTask, read_rl_file, read_services, services_path
@@ -55,7 +55,8 @@ class GRPOScriptConfig:
     model: str | None = field(default=None, metadata={"help": "Checkpoint folder or model id; default: base model."})
     base_model_cache: str | None = None
     max_turns: int = field(default=3, metadata={"help": "Assistant turns per rollout."})
-    max_tool_result_tokens: int = field(default=160, metadata={"help": "Tool results are cut to this many tokens."})
+    max_tool_result_tokens: int | None = field(default=None, metadata={
+        "help": "Cut tool results to this many tokens; None (default) shows them whole, as SFT and evaluation do."})
     cfrr_epsilon: float = 0.05
     full_completion_bonus: float = 0.1
 
@@ -71,7 +72,7 @@ class CompoGRPOConfig(GRPOConfig):
     max_completion_length: int | None = 80
     learning_rate: float = 5e-6
     temperature: float = 1.0
-    bf16: bool | None = False
+    bf16: bool | None = None  # None: native bf16 where the CPU has it, else fp32 (training.common.resolve_precision)
     gradient_checkpointing: bool | None = False
     logging_steps: float = 1
     save_strategy: str = "no"
@@ -80,8 +81,7 @@ class CompoGRPOConfig(GRPOConfig):
     seed: int = 0
 
     def __post_init__(self) -> None:
-        if not cuda_available():
-            self.use_cpu = True
+        resolve_precision(self)
         super().__post_init__()
 
 
@@ -89,7 +89,7 @@ class ToolRollouts:
     """TRL's ``rollout_func(prompts, trainer)``: multi-turn episodes on mounted worlds, rubric-scored."""
 
     def __init__(self, tasks: list[RLTask], world_factory: Any, tokenizer: Any, max_turns: int,
-                 max_tool_result_tokens: int) -> None:
+                 max_tool_result_tokens: int | None) -> None:
         self.by_prompt = {}
         for rl_task in tasks:
             self.by_prompt.setdefault(canonical_json(rl_task.prompt), rl_task)

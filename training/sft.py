@@ -21,10 +21,10 @@ from trl import SFTConfig, TrlParser
 
 from training.common import (
     configure_cpu_threads,
-    cuda_available,
     load_model,
     load_tokenizer,
     resolve_model,
+    resolve_precision,
     write_json,
 )
 from training.data import read_sft_file
@@ -37,6 +37,9 @@ class SFTScriptConfig:
         "help": "Hugging Face model id or checkpoint folder; default: the bundled SmolLM2-135M-Instruct."})
     base_model_cache: str | None = field(default=None, metadata={"help": "Where the bundled model is converted."})
     max_samples: int | None = field(default=None, metadata={"help": "Use only the first N samples."})
+    on_overflow: str = field(default="extend", metadata={
+        "help": "A sample longer than max_length would be truncated (TRL then drops rows left without an "
+                "assistant token): 'extend' raises max_length to the longest sample, 'raise' stops with the list."})
     use_lora: bool = False
     lora_r: int = 16
     lora_alpha: int = 32
@@ -53,7 +56,7 @@ class CompoSFTConfig(SFTConfig):
     learning_rate: float = 5e-5
     max_length: int | None = 2048
     assistant_only_loss: bool = True
-    bf16: bool | None = False
+    bf16: bool | None = None  # None: native bf16 where the CPU has it, else fp32 (training.common.resolve_precision)
     gradient_checkpointing: bool | None = False
     logging_steps: float = 1
     save_steps: float = 16
@@ -63,9 +66,30 @@ class CompoSFTConfig(SFTConfig):
     seed: int = 0
 
     def __post_init__(self) -> None:
-        if not cuda_available():
-            self.use_cpu = True
+        resolve_precision(self)
         super().__post_init__()
+
+
+def sample_lengths(samples: list[dict[str, Any]], tokenizer: Any) -> list[int]:
+    """Tokens of each sample as the trainer renders it (training chat template, its tools included)."""
+    return [len(tokenizer.apply_chat_template(s["messages"], tools=s["tools"], return_dict=True)["input_ids"])
+            for s in samples]
+
+
+def fit_max_length(lengths: list[int], max_length: int | None, on_overflow: str) -> int | None:
+    """The max_length that truncates no sample: unchanged when all fit, else the longest (``extend``) or an
+    error naming how many samples would be cut (``raise``)."""
+    if on_overflow not in ("extend", "raise"):
+        raise ValueError(f"on_overflow must be 'extend' or 'raise', not {on_overflow!r}")
+    longest = max(lengths, default=0)
+    if max_length is None or longest <= max_length:
+        return max_length
+    if on_overflow == "raise":
+        over = sum(n > max_length for n in lengths)
+        raise ValueError(f"{over} of {len(lengths)} samples are longer than max_length={max_length} (longest: "
+                         f"{longest} tokens) and would be truncated or dropped; raise --max_length to {longest} or "
+                         "pass --on_overflow extend")
+    return longest
 
 
 def sft_dataset(samples: list[dict[str, Any]]) -> Any:
@@ -95,6 +119,8 @@ def run_sft(script: SFTScriptConfig, config: CompoSFTConfig) -> dict[str, Any]:
         raise ValueError(f"{script.train_file} holds no samples")
     model_dir = resolve_model(script.model, script.base_model_cache)
     tokenizer = load_tokenizer(model_dir)
+    lengths = sample_lengths(samples, tokenizer)
+    config.max_length = fit_max_length(lengths, config.max_length, script.on_overflow)
     model = load_model(model_dir)
     peft_config = None
     if script.use_lora:
@@ -111,6 +137,7 @@ def run_sft(script: SFTScriptConfig, config: CompoSFTConfig) -> dict[str, Any]:
     trainer.save_model(config.output_dir)
     tokenizer.save_pretrained(config.output_dir)
     metrics = sft_metrics(trainer.state.log_history, trainer.state.global_step, wall, resume, len(samples))
+    metrics.update(max_length=config.max_length, longest_sample_tokens=max(lengths), bf16=bool(config.bf16))
     write_json(Path(config.output_dir) / "metrics.json", metrics)
     return metrics
 
