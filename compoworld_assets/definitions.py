@@ -61,8 +61,10 @@ def build_resources(data_dir: str | None = None) -> dict[str, object]:
 
 
 def all_assets() -> list:
-    """Every asset of the stage modules, plus the external per-service spec view they cannot collect."""
-    return [*dg.load_assets_from_modules(ASSET_MODULES), specs_assets.service_spec]
+    """Every asset of the stage modules, plus the external tables they cannot collect (the per-service spec
+    view, the quarantined services the services step writes)."""
+    return [*dg.load_assets_from_modules(ASSET_MODULES), specs_assets.service_spec,
+            services_assets.quarantined_services]
 
 
 def all_asset_checks() -> list:

@@ -12,7 +12,7 @@ import polars as pl
 
 from compoworld_assets.engine.canonical import content_hash
 from compoworld_assets.engine.runtime.state import ServiceState
-from compoworld_assets.engine.service_build import BuiltService, ServiceBuild
+from compoworld_assets.engine.service_build import BuiltService, ServiceBuild, ServiceFailure
 from compoworld_assets.engine.specs.model import QuarantinedSpec, ServiceSpec
 from compoworld_assets.engine.synthesis.base import SynthesizedModule
 
@@ -30,6 +30,10 @@ SERVICE_SCHEMA = {
     "synthesizer_version": pl.String, "module_hash": pl.String, "module_source": pl.String,
     "rounds": pl.Int64, "n_tools": pl.Int64, "n_verified": pl.Int64, "n_world_model": pl.Int64,
     "seed_state_hash": pl.String, "seed_state_json": pl.String, "verdicts_json": pl.String,
+}
+QUARANTINED_SERVICE_SCHEMA = {
+    "service_id": pl.String, "spec_hash": pl.String, "synthesizer": pl.String, "stage": pl.String,
+    "error_type": pl.String, "message": pl.String,
 }
 CATALOG_SCHEMA = {
     "qualified_name": pl.String, "service_id": pl.String, "tool_name": pl.String, "domain": pl.String,
@@ -88,6 +92,11 @@ def service_rows(builds: Iterable[ServiceBuild]) -> pl.DataFrame:
             "verdicts_json": json.dumps(verdicts, sort_keys=True),
         })
     return pl.DataFrame(rows, schema=SERVICE_SCHEMA)
+
+
+def quarantined_service_rows(failures: Iterable[ServiceFailure], synthesizer: str) -> pl.DataFrame:
+    rows = [{**f.model_dump(), "synthesizer": synthesizer} for f in sorted(failures, key=lambda f: f.service_id)]
+    return pl.DataFrame(rows, schema=QUARANTINED_SERVICE_SCHEMA)
 
 
 def tool_verdict(implementation: str, passed: bool, probe: bool | None) -> str:

@@ -11,8 +11,11 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
+from typing import get_args
 
 import polars as pl
+
+from compoworld_assets.engine.service_build import Stage
 
 CRITICAL = "critical"
 WARNING = "warning"
@@ -20,6 +23,7 @@ WARNING = "warning"
 EFFECTS = ["create", "read", "list", "search", "update", "delete", "action"]
 SOURCE_KINDS = ["builtin", "openai", "bfcl", "openapi", "mcp", "compoworld"]
 SPLITS = ["train", "rl", "heldout"]
+BUILD_FAILURE_STAGES = list(get_args(Stage))
 WORLD_MODEL_SHARE_CEILING = 0.3
 
 
@@ -141,6 +145,14 @@ SERVICES = _suite(
     _at_least("n_tools", "n_world_model", "a service cannot simulate more tools than it has"),
     _between("rounds", "every module took at least one synthesis round", min_value=1),
     _json("verdicts_json", "the catalog and runtimes parse verdicts_json"),
+)
+
+QUARANTINED_SERVICES = _suite(
+    "quarantined_services", "service_id", ["service_id", "stage", "error_type", "message", "synthesizer"],
+    "a quarantined service must say which build stage failed and how",
+    _in_set("stage", BUILD_FAILURE_STAGES, "builds fail at one of these stages (see engine/service_build.py)"),
+    _non_empty("error_type", "the exception type tells a time limit from a crash"),
+    _non_empty("message", "an empty message cannot be acted on"),
 )
 
 TOOL_CATALOG = _suite(
@@ -276,6 +288,6 @@ RL_TASKS = _suite(
 )
 
 SUITES: dict[str, TableSuite] = {s.table: s for s in (
-    SERVICE_SPECS, QUARANTINED_SPECS, SERVICES, TOOL_CATALOG, DEPENDENCY_GRAPH, DEPENDENCY_GRAPH_NODES,
-    SAMPLED_TASKS, QUARANTINED_TASKS, RUBRICS, TRAJECTORIES, VERIFIED_TRAJECTORIES, SFT_DATASET, RL_TASKS,
+    SERVICE_SPECS, QUARANTINED_SPECS, SERVICES, QUARANTINED_SERVICES, TOOL_CATALOG, DEPENDENCY_GRAPH,
+    DEPENDENCY_GRAPH_NODES, SAMPLED_TASKS, QUARANTINED_TASKS, RUBRICS, TRAJECTORIES, VERIFIED_TRAJECTORIES, SFT_DATASET, RL_TASKS,
 )}

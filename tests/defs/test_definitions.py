@@ -5,7 +5,7 @@ import dagster as dg
 from compoworld_assets.definitions import defs
 
 PIPELINE_TABLES = [
-    "service_specs", "quarantined_specs", "services", "tool_catalog", "dependency_graph",
+    "service_specs", "quarantined_specs", "services", "quarantined_services", "tool_catalog", "dependency_graph",
     "dependency_graph_nodes", "sampled_tasks", "quarantined_tasks", "rubrics", "trajectories",
     "verified_trajectories", "sft_dataset", "rl_tasks",
 ]
@@ -80,6 +80,7 @@ EXPECTED_CHECKS = EXPECTED_GX_CHECKS | {
     ("service_specs", "specs_revalidate"),
     ("service_spec", "service_spec_versions_match"),
     ("services", "modules_intact"),
+    ("services", "no_quarantined_services"),
     ("services", "verified_share"),
     ("sft_dataset", "sft_samples_complete"),
     ("staging/stg_dependency_graph", "accepted_values_stg_dependency_graph_kind__type__state"),

@@ -52,16 +52,17 @@ def test_rebuilding_one_service_leaves_the_others(pipeline):
 
 
 def test_failed_step_leaves_table_untouched(pipeline, monkeypatch):
+    """A failure of the step itself (not of one service's build, which is quarantined) writes nothing."""
     pipeline.materialize("service_specs", "quarantined_specs")
     pipeline.materialize("services", partition_key="crm")
     before = pipeline.query("select service_id, module_hash from pipeline.services")
 
-    from compoworld_assets.defs.services import assets as services_assets
+    from compoworld_assets.engine import tables
 
-    def broken_build(*args, **kwargs):
-        raise RuntimeError("synthesizer crashed half-way")
+    def broken_rows(*args, **kwargs):
+        raise RuntimeError("table building crashed half-way")
 
-    monkeypatch.setattr(services_assets, "build_service", broken_build)
+    monkeypatch.setattr(tables, "service_rows", broken_rows)
     result = pipeline.materialize("services", partition_key="crm", raise_on_error=False)
     assert not result.success
     assert pipeline.query("select service_id, module_hash from pipeline.services") == before

@@ -40,6 +40,14 @@ def services() -> pl.DataFrame:
     } for sid, wm in (("crm", 0), ("mail", 1))], tables.SERVICE_SCHEMA)
 
 
+def quarantined_services() -> pl.DataFrame:
+    return _frame([{"service_id": sid, "spec_hash": f"h{sid}", "synthesizer": "offline", "stage": stage,
+                    "error_type": error, "message": "it failed"}
+                   for sid, stage, error in (("orders", "synthesis", "RuntimeError"),
+                                             ("shop", "verification", "DeadlineExceeded"))],
+                  tables.QUARANTINED_SERVICE_SCHEMA)
+
+
 def tool_catalog() -> pl.DataFrame:
     rows = []
     for sid in ("crm", "mail"):
@@ -125,7 +133,8 @@ def rl_tasks() -> pl.DataFrame:
 
 
 GOOD_FRAMES = {builder.__name__: builder for builder in (
-    service_specs, quarantined_specs, services, tool_catalog, dependency_graph, dependency_graph_nodes,
+    service_specs, quarantined_specs, services, quarantined_services, tool_catalog, dependency_graph,
+    dependency_graph_nodes,
     sampled_tasks, quarantined_tasks, rubrics, trajectories, verified_trajectories, sft_dataset, rl_tasks,
 )}
 

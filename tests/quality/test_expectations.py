@@ -13,6 +13,7 @@ BREAKAGE = {
     "service_specs": ("spec_json", ("n_tools", 0, "expect_column_values_to_be_between")),
     "quarantined_specs": ("reason", ("source_kind", None, "expect_column_values_to_not_be_null")),
     "services": ("module_source", ("n_verified", 9, "expect_column_pair_values_a_to_be_greater_than_b")),
+    "quarantined_services": ("message", ("stage", "rollout", "expect_column_values_to_be_in_set")),
     "tool_catalog": ("implementation", ("verdict", "great", "expect_column_values_to_be_in_set")),
     "dependency_graph": ("kind", ("cross_service", False, "expect_column_pair_values_to_be_equal")),
     "dependency_graph_nodes": ("tool", ("in_degree", -1, "expect_column_values_to_be_between")),

@@ -7,7 +7,7 @@ from compoworld_assets.quality.suites import CRITICAL, SUITES, WARNING
 DOC = Path(__file__).resolve().parents[2] / "docs" / "data-quality.md"
 
 PIPELINE_TABLES = {
-    "service_specs", "quarantined_specs", "services", "tool_catalog", "dependency_graph",
+    "service_specs", "quarantined_specs", "services", "quarantined_services", "tool_catalog", "dependency_graph",
     "dependency_graph_nodes",
     "sampled_tasks", "quarantined_tasks", "rubrics", "trajectories", "verified_trajectories", "sft_dataset",
     "rl_tasks",

@@ -1,25 +1,60 @@
-"""Stage 2: synthesize and verify one executable service per spec partition."""
+"""Stage 2: synthesize and verify one executable service per spec partition.
+
+Failure isolation. One run builds many ``service`` partitions in one step (a single-run
+backfill), and a Dagster step succeeds or fails as a whole, so one service's failure is not
+allowed to fail the step: each partition is built by :func:`try_build_service` under
+``ServicesConfig.service_time_limit_s``, and a spec row that does not parse, a stage that raises
+(seed, synthesis, verification, world-model probe, ``DeadlineExceeded`` included) or a module
+file that cannot be written becomes a row of ``quarantined_services`` (stage, exception type,
+message). The step still materializes every partition of the run: a quarantined partition has
+no ``services`` row (its previous build, of an older spec, is removed with it), carries
+``quarantined`` / ``stage`` / ``error`` in its partition metadata, and the catalog, graph and
+tasks go on without it. Rebuilding the partition retries it; a successful build removes its
+quarantine row.
+
+``quarantined_services`` is written by this step in the DuckDB file (the ``services`` asset
+cannot grow a second output: a multi-asset could not be selected as ``services`` alone) and
+declared as an external asset the step reports a materialization of; its suite runs in the
+checks beside ``services``.
+"""
 
 
 import dagster as dg
+import duckdb
 import polars as pl
 
 from compoworld_assets.defs.services.partitions import service_partitions
 from compoworld_assets.engine import tables
 from compoworld_assets.engine.canonical import content_hash
-from compoworld_assets.engine.service_build import build_service
+from compoworld_assets.engine.service_build import ServiceBuild, ServiceFailure, try_build_service
+from compoworld_assets.engine.specs.model import ServiceSpec
 from compoworld_assets.engine.synthesis.offline import OFFLINE_SYNTHESIZER_VERSION
 from compoworld_assets.quality.expectations import validate_table
 from resources import LLMResource, SandboxResource, StorageResource
+from resources.storage import SCHEMA
 
-BUILD_VERSION = "1"
+BUILD_VERSION = "2"
 # A new offline synthesizer release changes every module it writes, so it is part of the code version.
 SERVICES_CODE_VERSION = f"{BUILD_VERSION}+offline-{OFFLINE_SYNTHESIZER_VERSION}"
+QUARANTINE_TABLE = "quarantined_services"
+
+quarantined_services = dg.AssetSpec(
+    QUARANTINE_TABLE,
+    deps=["services"],
+    partitions_def=service_partitions,
+    group_name="services",
+    description=("Services whose build failed, one row per service: the stage (spec, seed, synthesis, "
+                 "verification, world_model_probe, store), exception type and message. Written by the "
+                 "services step; its checks run beside services."),
+    metadata={"partition_expr": "service_id", "primary_key": "service_id"},
+)
 
 
 class ServicesConfig(dg.Config):
     seed: int = 7
     rows_per_entity: int = 5
+    service_time_limit_s: float = 900.0
+    """Wall-clock budget for one service's seed, synthesis, verification and probe (cooperative)."""
 
 
 @dg.asset(
@@ -42,35 +77,87 @@ def services(
 
     Tools that fail verification or cannot be implemented fall back to the world model,
     which is probed once per tool for a type-valid answer. Each partition reads only its own
-    ``service_spec`` partition, so only a change to its own spec makes it stale.
+    ``service_spec`` partition, so only a change to its own spec makes it stale. A service whose
+    build fails is quarantined (see the module docstring) and the others are built.
     """
     _refuse_invalid_spec_rows(service_spec)
-    specs = tables.specs_from_rows(service_spec)
-    missing = sorted(set(context.partition_keys) - set(specs))
+    rows = {row["service_id"]: row for row in service_spec.iter_rows(named=True)}
+    missing = sorted(set(context.partition_keys) - set(rows))
     if missing:
         raise dg.Failure(f"no spec for service partition(s) {missing}: re-materialize service_specs")
     executor_factory = sandbox.executor_factory(trusted=llm.backend == "offline")
     synthesizer = llm.synthesizer(executor_factory)
     world_model = llm.world_model(storage.world_model_cache)
-    builds = []
+    builds: list[ServiceBuild] = []
+    failures: list[ServiceFailure] = []
     for service_id in sorted(context.partition_keys):
-        build = build_service(specs[service_id], synthesizer, executor_factory, world_model,
-                              seed=config.seed, rows_per_entity=config.rows_per_entity)
-        storage.path("modules", service_id, f"{build.module.source_hash}.py").write_text(build.module.source)
-        context.log.info(f"{service_id}: {len(build.verified_tools)}/{len(build.spec.tools)} tools verified, "
-                         f"{len(build.world_model_tools)} on the world model")
-        builds.append(build)
-        context.add_asset_metadata({"spec_hash": build.spec.content_hash(),
-                                    "module_hash": build.module.source_hash}, partition_key=service_id)
+        outcome = _build_one(rows[service_id], synthesizer, executor_factory, world_model, config, storage)
+        if isinstance(outcome, ServiceFailure):
+            failures.append(outcome)
+            context.log.warning(f"{service_id}: quarantined at {outcome.stage}: "
+                                f"{outcome.error_type}: {outcome.message[:300]}")
+            context.add_asset_metadata({"quarantined": True, "stage": outcome.stage,
+                                        "error": f"{outcome.error_type}: {outcome.message[:500]}"},
+                                       partition_key=service_id)
+            continue
+        context.log.info(f"{service_id}: {len(outcome.verified_tools)}/{len(outcome.spec.tools)} tools verified, "
+                         f"{len(outcome.world_model_tools)} on the world model")
+        builds.append(outcome)
+        context.add_asset_metadata({"spec_hash": outcome.spec.content_hash(),
+                                    "module_hash": outcome.module.source_hash}, partition_key=service_id)
+    quarantine = tables.quarantined_service_rows(failures, synthesizer.name)
+    _store_quarantine(storage.database, quarantine, context.partition_keys,
+                      context.instance.get_dynamic_partitions(service_partitions.name))
+    for service_id in context.partition_keys:
+        context.log_event(dg.AssetMaterialization(QUARANTINE_TABLE, partition=service_id, metadata={
+            "quarantined": service_id in set(quarantine["service_id"].to_list())}))
     frame = tables.service_rows(builds)
     built_from = frame.select("service_id", "spec_hash", "module_hash", "seed_state_hash").rows()
     return dg.Output(frame, data_version=dg.DataVersion(content_hash(built_from)[:16]), metadata={
         "n_services": len(frame),
+        "n_quarantined": len(quarantine),
+        "quarantined": dg.MetadataValue.json({f.service_id: f"{f.stage}: {f.error_type}" for f in failures}),
         "n_tools": int(frame["n_tools"].sum()),
         "n_verified": int(frame["n_verified"].sum()),
         "n_world_model": int(frame["n_world_model"].sum()),
         "synthesizer": synthesizer.name,
     })
+
+
+def _build_one(row: dict, synthesizer, executor_factory, world_model, config: ServicesConfig,
+               storage: StorageResource) -> ServiceBuild | ServiceFailure:
+    """One partition's build; a failure at any step (spec parsing and module storage included) is returned."""
+    service_id = row["service_id"]
+    try:
+        spec = ServiceSpec.model_validate_json(row["spec_json"])
+    except ValueError as error:
+        return ServiceFailure.from_exception(service_id, row["spec_hash"], "spec", error)
+    outcome = try_build_service(spec, synthesizer, executor_factory, world_model, seed=config.seed,
+                                rows_per_entity=config.rows_per_entity, time_limit_s=config.service_time_limit_s)
+    if isinstance(outcome, ServiceFailure):
+        return outcome
+    try:
+        storage.path("modules", service_id, f"{outcome.module.source_hash}.py").write_text(outcome.module.source)
+    except (OSError, ValueError) as error:
+        return ServiceFailure.from_exception(service_id, row["spec_hash"], "store", error)
+    return outcome
+
+
+def _store_quarantine(database: str, quarantine: pl.DataFrame, partition_keys: list[str],
+                      registered: list[str]) -> None:
+    """Replace this run's partitions in ``quarantined_services`` (and drop rows of services no longer
+    registered), in one transaction; the table always exists, empty or not."""
+    table = f"{SCHEMA}.{QUARANTINE_TABLE}"
+    quarantine_empty = quarantine.clear().to_arrow()  # noqa: F841  (referenced by name in the SQL below)
+    quarantine_rows = quarantine.to_arrow()  # noqa: F841
+    with duckdb.connect(database) as connection:
+        connection.execute(f"create schema if not exists {SCHEMA}")
+        connection.execute("begin")
+        connection.execute(f"create table if not exists {table} as select * from quarantine_empty")
+        connection.execute(f"delete from {table} where service_id in (select unnest(?::varchar[])) "
+                           f"or service_id not in (select unnest(?::varchar[]))", [partition_keys, registered])
+        connection.execute(f"insert into {table} by name select * from quarantine_rows")
+        connection.execute("commit")
 
 
 def _refuse_invalid_spec_rows(rows: pl.DataFrame) -> None:

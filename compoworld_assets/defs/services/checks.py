@@ -4,11 +4,15 @@
 import json
 
 import dagster as dg
+import duckdb
 import polars as pl
 
 from compoworld_assets.defs.expectation_checks import expectations_result
+from compoworld_assets.defs.services.assets import QUARANTINE_TABLE
 from compoworld_assets.defs.services.partitions import service_partitions
 from compoworld_assets.engine.canonical import text_hash
+from resources import StorageResource
+from resources.storage import SCHEMA
 
 
 @dg.asset_check(asset="services", blocking=True,
@@ -35,3 +39,29 @@ def verified_share(services: pl.DataFrame) -> dg.AssetCheckResult:
 def services_expectations(context: dg.AssetCheckExecutionContext,
                           services: pl.DataFrame) -> dg.AssetCheckResult:
     return expectations_result(context, "services", services)
+
+
+@dg.asset_check(asset=QUARANTINE_TABLE, pool="duckdb", additional_ins={"services": dg.AssetIn("services")},
+                description="Great Expectations suite: every quarantined service names its stage, exception "
+                            "type and message.")
+def quarantined_services_expectations(context: dg.AssetCheckExecutionContext, services: pl.DataFrame,
+                                      storage: StorageResource) -> dg.AssetCheckResult:
+    """``services`` is an input only so that, in a run that builds services, this check runs after them."""
+    return expectations_result(context, QUARANTINE_TABLE, _quarantine(storage))
+
+
+@dg.asset_check(asset="services", pool="duckdb",
+                description="No service is quarantined (WARN: the others were built; the metadata lists each "
+                            "quarantined service's stage and error, as quarantined_services stores them).")
+def no_quarantined_services(storage: StorageResource) -> dg.AssetCheckResult:
+    quarantine = _quarantine(storage)
+    listed = {r["service_id"]: f"{r['stage']}: {r['error_type']}: {r['message'][:200]}"
+              for r in quarantine.iter_rows(named=True)}
+    return dg.AssetCheckResult(passed=quarantine.is_empty(), severity=dg.AssetCheckSeverity.WARN,
+                               metadata={"n_quarantined": len(quarantine),
+                                         "quarantined": dg.MetadataValue.json(dict(list(listed.items())[:50]))})
+
+
+def _quarantine(storage: StorageResource) -> pl.DataFrame:
+    with duckdb.connect(storage.database, read_only=True) as connection:
+        return connection.execute(f"select * from {SCHEMA}.{QUARANTINE_TABLE} order by service_id").pl()

@@ -120,11 +120,14 @@ def record_model(service_id: str, entity_json: str) -> type[BaseModel]:
     """A strict pydantic model of one entity's records (cached by the entity's JSON)."""
     entity = EntitySpec.model_validate_json(entity_json)
     fields: dict[str, Any] = {"id": (str, ...)}
-    for f in entity.fields:
+    for index, f in enumerate(entity.fields):
         py_type = _PY_TYPES[f.json_type]
         if f.json_type == "number":
             py_type = float | int
-        fields[f.name] = (py_type, ...) if f.required else (py_type | None, None)
+        # Attribute names are positional; the record's own field name (``__init__``, ``model_config``,
+        # ``_x`` or any other string a spec may hold) is only the alias pydantic validates by.
+        default = Field(alias=f.name) if f.required else Field(None, alias=f.name)
+        fields[f"field_{index}"] = (py_type if f.required else py_type | None, default)
     return create_model(  # type: ignore[call-overload]
         f"{service_id}_{entity.name}",
         __config__=ConfigDict(strict=True, extra="forbid"),

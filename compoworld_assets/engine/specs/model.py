@@ -19,8 +19,10 @@ Conventions the offline synthesizer relies on (importers and the built-in librar
 
 from __future__ import annotations
 
+import json
 import re
 from enum import StrEnum
+from itertools import islice
 from typing import Any, Literal
 
 from pydantic import (
@@ -282,8 +284,42 @@ class QuarantinedSpec(BaseModel):
 
     @classmethod
     def from_error(cls, source_kind: str, location: str, error: Exception | str, fragment: Any) -> QuarantinedSpec:
-        text = fragment if isinstance(fragment, str) else repr(fragment)
-        return cls(source_kind=source_kind, location=location, reason=str(error)[:2000], fragment=text[:4000])
+        """A row whose text fields are storable UTF-8 whatever the input held (lone surrogates, NUL,
+        integers Python will not print); the fragment is a bounded preview, never the whole input."""
+        text = fragment[:4000] if isinstance(fragment, str) else preview(fragment, 4000)
+        return cls(source_kind=storable_text(source_kind), location=storable_text(location[:2000]),
+                   reason=storable_text(str(error)[:2000]), fragment=storable_text(text))
+
+
+def preview(value: Any, chars: int = 4000) -> str:
+    """The start of ``value`` as JSON, built from at most a few thousand of its nodes."""
+    budget = [2000]
+    try:
+        return json.dumps(_shrunk(value, 0, budget), default=repr)[:chars]
+    except (TypeError, ValueError, RecursionError):
+        return repr(type(value))[:chars]
+
+
+def _shrunk(value: Any, depth: int, budget: list[int]) -> Any:
+    budget[0] -= 1
+    if budget[0] < 0 or depth > 8:
+        return "..."
+    if isinstance(value, dict):
+        return {str(k)[:200]: _shrunk(v, depth + 1, budget) for k, v in islice(value.items(), 50)}
+    if isinstance(value, (list, tuple)):
+        return [_shrunk(v, depth + 1, budget) for v in islice(value, 50)]
+    if isinstance(value, str):
+        return value[:500]
+    if isinstance(value, int) and not isinstance(value, bool) and value.bit_length() > 256:
+        return f"<integer of {value.bit_length()} bits>"
+    if value is None or isinstance(value, (bool, int, float)):
+        return value
+    return repr(value)[:500]
+
+
+def storable_text(text: str) -> str:
+    """``text`` without lone surrogates (written as ``\\udXXX``) or NUL characters."""
+    return text.encode("utf-8", "backslashreplace").decode("utf-8").replace("\x00", "\\x00")
 
 
 class ImportResult(BaseModel):

@@ -80,9 +80,9 @@ def _invalid_cases(spec: ServiceSpec, tool: ToolSpec, base: dict[str, Any]) -> l
             VerificationCase(tool=tool.name, name=f"missing_required[{name}]", kind="invalid", args=args)
         )
     for name, schema in sorted(tool.parameter_properties().items()):
-        declared = schema.get("type") if isinstance(schema, dict) else None
-        if declared in WRONG_TYPE_VALUES:
-            args = {**base, name: WRONG_TYPE_VALUES[declared]}
+        wrong = wrong_type_value(schema.get("type") if isinstance(schema, dict) else None)
+        if wrong is not _NO_VALUE:
+            args = {**base, name: wrong}
             cases.append(
                 VerificationCase(tool=tool.name, name=f"wrong_type[{name}]", kind="invalid", args=args)
             )
@@ -93,6 +93,31 @@ def _invalid_cases(spec: ServiceSpec, tool: ToolSpec, base: dict[str, Any]) -> l
         args = {**base, UNKNOWN_PARAMETER: 1}
         cases.append(VerificationCase(tool=tool.name, name="unknown_parameter", kind="invalid", args=args))
     return cases
+
+
+def wrong_type_value(declared: Any) -> Any:
+    """A value of none of the declared JSON types (``_NO_VALUE`` when the type is absent or unknown).
+
+    ``declared`` is a type name or, as JSON schema allows, a list of them (``["string", "null"]``).
+    """
+    if isinstance(declared, str):
+        return WRONG_TYPE_VALUES.get(declared, _NO_VALUE)
+    if not isinstance(declared, list) or not declared or not all(t in _JSON_KINDS for t in declared):
+        return _NO_VALUE
+    accepted = {kind for t in declared for kind in _JSON_KINDS[t]}
+    return next((v for v in WRONG_TYPE_VALUES.values() if _kind_of(v) not in accepted), _NO_VALUE)
+
+
+def _kind_of(value: Any) -> str:
+    return {bool: "boolean", int: "integer", float: "number", str: "string", list: "array", dict: "object"}[
+        type(value)]
+
+
+# The kinds of value each JSON type accepts (a number may be an integer).
+_JSON_KINDS: dict[str, tuple[str, ...]] = {
+    "string": ("string",), "integer": ("integer",), "number": ("number", "integer"), "boolean": ("boolean",),
+    "array": ("array",), "object": ("object",), "null": ("null",),
+}
 
 
 class _ArgumentBuilder:

@@ -12,10 +12,9 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-import jsonschema
-
 from compoworld_assets.engine import envelope
 from compoworld_assets.engine.canonical import canonical_json
+from compoworld_assets.engine.deadline import check_deadline
 from compoworld_assets.engine.runtime.executor import ToolExecutor
 from compoworld_assets.engine.runtime.state import ServiceState
 from compoworld_assets.engine.specs.model import Effect, ServiceSpec, ToolSpec
@@ -28,6 +27,7 @@ from compoworld_assets.engine.verification.models import (
     ToolVerdict,
     VerificationCase,
 )
+from compoworld_assets.engine.world_model.schema import schema_errors, schema_problem
 
 ExecutorFactory = Callable[[str], ToolExecutor]
 
@@ -120,6 +120,7 @@ class _ToolRunner:
                 )
             )
         for case in cases:
+            check_deadline()
             checks.extend(self._run_valid(tool, case) if case.kind == "valid" else [self._run_invalid(case)])
         if all(c.passed for c in checks):
             return ToolVerdict(tool=tool.name, implementation="code", passed=True, checks=checks)
@@ -210,16 +211,11 @@ def _check_returns(name: str, schema: dict[str, Any], data: Any) -> CheckResult:
     """Validate ``data`` against the returns schema (``x-cw-type`` is an unknown keyword, so ignored)."""
     if not schema:
         return CheckResult(name=name, passed=True)
-    validator_class = jsonschema.validators.validator_for(schema, default=jsonschema.Draft202012Validator)
-    try:
-        validator_class.check_schema(schema)
-    except jsonschema.SchemaError as exc:
-        return CheckResult(name=name, passed=False, detail=f"the returns schema is invalid: {exc.message}")
-    errors = sorted(validator_class(schema).iter_errors(data), key=lambda e: list(e.absolute_path))
-    if errors:
-        detail = "; ".join(f"{'/'.join(map(str, e.absolute_path)) or '$'}: {e.message}" for e in errors[:3])
-        return CheckResult(name=name, passed=False, detail=detail[:500])
-    return CheckResult(name=name, passed=True)
+    problem = schema_problem(schema)
+    if problem is not None:
+        return CheckResult(name=name, passed=False, detail=f"returns: {problem}"[:500])
+    errors = schema_errors(schema, data)
+    return CheckResult(name=name, passed=not errors, detail="; ".join(errors)[:500])
 
 
 def _describe(result: dict[str, Any]) -> str:

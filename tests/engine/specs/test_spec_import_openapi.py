@@ -169,7 +169,7 @@ def test_unreadable_path_is_quarantined(tmp_path):
     bad = tmp_path / "bad.yaml"
     bad.write_text("openapi: [unclosed")
     result = import_openapi(bad)
-    assert result.specs == [] and result.quarantined[0].reason.startswith("unreadable document")
+    assert result.specs == [] and result.quarantined[0].reason.startswith("invalid YAML")
 
 
 def test_duplicate_operation_ids_are_renamed():

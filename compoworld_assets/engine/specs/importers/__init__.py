@@ -2,7 +2,9 @@
 
 Every entry point returns an :class:`ImportResult` and never raises for bad input: an unreadable
 file, a malformed tool or a broken ``$ref`` becomes a :class:`QuarantinedSpec` and the rest
-still imports.
+still imports. Files and documents are bounded first (:mod:`.limits`, :mod:`.document`), each
+document is imported under a time limit, and tool schemas are repaired (:mod:`.schema_repair`);
+:mod:`.guard` turns anything that still goes wrong into a quarantine row.
 
 Format detection (``kind="auto"``): a document with an ``openapi``/``swagger`` key is OpenAPI;
 a ``tools`` array whose entries have ``inputSchema`` (bare or in a JSON-RPC ``result``) is an MCP
@@ -13,15 +15,19 @@ OpenAI/BFCL function JSON (BFCL when it uses the Gorilla dialect).
 from __future__ import annotations
 
 import json
+import os
 from pathlib import Path
 from typing import Any, Literal
 
 import yaml
 
 from compoworld_assets.engine.specs.importers.compoworld import import_compoworld_tools, service_header
+from compoworld_assets.engine.specs.importers.document import UnreadableSpec, parse_json
+from compoworld_assets.engine.specs.importers.guard import guarded
 from compoworld_assets.engine.specs.importers.mcp import import_mcp_tools, is_mcp_document
 from compoworld_assets.engine.specs.importers.openai_functions import import_openai_functions
 from compoworld_assets.engine.specs.importers.openapi import import_openapi
+from compoworld_assets.engine.specs.limits import DEFAULT_LIMITS, ImportLimits
 from compoworld_assets.engine.specs.model import ImportResult, QuarantinedSpec
 
 SpecKind = Literal["openai", "bfcl", "openapi", "mcp", "compoworld", "auto"]
@@ -41,10 +47,6 @@ __all__ = [
 ]
 
 
-class UnreadableSpec(ValueError):
-    """A file that cannot be parsed at all."""
-
-
 def _json_lines(text: str, location: str, kind: str) -> tuple[list[Any], list[QuarantinedSpec]]:
     documents: list[Any] = []
     bad: list[QuarantinedSpec] = []
@@ -52,8 +54,8 @@ def _json_lines(text: str, location: str, kind: str) -> tuple[list[Any], list[Qu
         if not line.strip():
             continue
         try:
-            documents.append(json.loads(line))
-        except json.JSONDecodeError as error:
+            documents.append(parse_json(line))
+        except (json.JSONDecodeError, UnreadableSpec) as error:
             bad.append(
                 QuarantinedSpec.from_error(kind, f"{location}:{number}", f"invalid JSON line: {error}", line)
             )
@@ -64,17 +66,23 @@ def _starts_with_json_object_line(text: str) -> bool:
     """Whether ``text`` looks like JSON lines: its first line alone is a JSON object."""
     first_line = text.lstrip().split("\n", 1)[0]
     try:
-        return isinstance(json.loads(first_line), dict)
-    except json.JSONDecodeError:
+        return isinstance(parse_json(first_line), dict)
+    except (json.JSONDecodeError, UnreadableSpec):
         return False
 
 
-def read_spec_file(path: Path, kind: str = "auto") -> tuple[Any, list[QuarantinedSpec]]:
+def read_spec_file(
+    path: Path, kind: str = "auto", limits: ImportLimits = DEFAULT_LIMITS
+) -> tuple[Any, list[QuarantinedSpec]]:
     """Parse JSON, YAML or JSON lines (also JSON lines saved as ``.json``, as BFCL does).
 
-    Bad lines of a JSON-lines file are quarantined; a file that yields nothing raises UnreadableSpec.
+    Bad lines of a JSON-lines file are quarantined; a file that yields nothing, or is larger than
+    :attr:`ImportLimits.max_file_bytes`, raises UnreadableSpec.
     """
     try:
+        size = path.stat().st_size
+        if size > limits.max_file_bytes:
+            raise UnreadableSpec(f"file is {size} bytes (the limit is {limits.max_file_bytes})")
         text = path.read_text(encoding="utf-8")
     except (OSError, UnicodeDecodeError) as error:
         raise UnreadableSpec(f"unreadable file: {error}") from error
@@ -82,20 +90,25 @@ def read_spec_file(path: Path, kind: str = "auto") -> tuple[Any, list[Quarantine
     if suffix in (".yaml", ".yml"):
         try:
             return yaml.load(text, Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader)), []
-        except yaml.YAMLError as error:
-            raise UnreadableSpec(f"invalid YAML: {error}") from error
+        except (yaml.YAMLError, RecursionError, ValueError, OverflowError) as error:
+            raise UnreadableSpec(f"invalid YAML: {type(error).__name__}: {str(error)[:500]}") from error
     if suffix != ".jsonl":
         try:
-            return json.loads(text), []
+            return parse_json(text, limits), []
         except json.JSONDecodeError as error:
             if not _starts_with_json_object_line(text):
                 raise UnreadableSpec(f"invalid JSON: {error}") from error
             whole_file_error = error
-    documents, bad = _json_lines(text, str(path), kind)
+    documents, bad = _json_lines(text, location_of(path), kind)
     if not documents:
         reason = f"invalid JSON: {whole_file_error}" if suffix != ".jsonl" else "no valid JSON lines"
         raise UnreadableSpec(reason)
     return documents, bad
+
+
+def location_of(path: Path) -> str:
+    """``path`` as storable text (undecodable bytes in a file name become U+FFFD)."""
+    return os.fsencode(path).decode("utf-8", "replace")
 
 
 def detect_kind(data: Any) -> Literal["openapi", "mcp", "compoworld", "functions"]:
@@ -115,8 +128,20 @@ def import_document(
     kind: SpecKind = "auto",
     service_id: str | None = None,
     domain: str | None = None,
+    limits: ImportLimits = DEFAULT_LIMITS,
 ) -> ImportResult:
-    """Import one parsed document of the given (or detected) kind."""
+    """Import one parsed document of the given (or detected) kind; never raises (see :mod:`.guard`)."""
+    return guarded(
+        lambda clean: _import_kind(clean, location, kind, service_id, domain),
+        data,
+        kind=kind,
+        location=location,
+        limits=limits,
+    )
+
+
+def _import_kind(data: Any, location: str, kind: SpecKind, service_id: str | None, domain: str | None
+                 ) -> ImportResult:
     detected = detect_kind(data) if kind == "auto" else kind
     if detected == "openapi":
         return import_openapi(data, location=location, service_id=service_id, domain=domain)
@@ -131,15 +156,22 @@ def import_document(
 
 
 def import_spec_file(
-    path: str | Path, kind: SpecKind = "auto", *, service_id: str | None = None, domain: str | None = None
+    path: str | Path,
+    kind: SpecKind = "auto",
+    *,
+    service_id: str | None = None,
+    domain: str | None = None,
+    limits: ImportLimits = DEFAULT_LIMITS,
 ) -> ImportResult:
     """Import one spec file; an unreadable file becomes a single quarantined entry."""
     path = Path(path)
+    location = location_of(path)
     try:
-        data, bad_lines = read_spec_file(path, kind)
+        data, bad_lines = read_spec_file(path, kind, limits)
     except UnreadableSpec as error:
-        return ImportResult(quarantined=[QuarantinedSpec.from_error(kind, str(path), error, _head(path))])
-    result = import_document(data, location=str(path), kind=kind, service_id=service_id, domain=domain)
+        return ImportResult(quarantined=[QuarantinedSpec.from_error(kind, location, error, _head(path))])
+    result = import_document(data, location=location, kind=kind, service_id=service_id, domain=domain,
+                             limits=limits)
     result.quarantined[:0] = bad_lines
     return result
 
@@ -149,7 +181,7 @@ def import_spec_dir(path: str | Path, kind: SpecKind = "auto") -> ImportResult:
     root = Path(path)
     result = ImportResult()
     if not root.is_dir():
-        result.quarantined.append(QuarantinedSpec.from_error(kind, str(root), "not a directory", ""))
+        result.quarantined.append(QuarantinedSpec.from_error(kind, location_of(root), "not a directory", ""))
         return result
     for file in sorted(p for p in root.rglob("*") if p.is_file() and p.suffix.lower() in SPEC_SUFFIXES):
         result.extend(import_spec_file(file, kind))

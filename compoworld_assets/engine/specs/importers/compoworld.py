@@ -12,7 +12,10 @@ from collections.abc import Iterable
 from dataclasses import replace
 from typing import Any
 
+from compoworld_assets.engine.deadline import check_deadline
+from compoworld_assets.engine.specs.importers.context import within_tool_limit
 from compoworld_assets.engine.specs.importers.functions import RawTool, build_function_service
+from compoworld_assets.engine.specs.importers.guard import guarded_importer
 from compoworld_assets.engine.specs.importers.naming import service_slug
 from compoworld_assets.engine.specs.importers.openai_functions import (
     ToolParseError,
@@ -40,6 +43,7 @@ def service_header(data: Any) -> dict[str, dict[str, Any]]:
     return {str(k): (v if isinstance(v, dict) else {}) for k, v in services.items()}
 
 
+@guarded_importer(KIND)
 def import_compoworld_tools(
     data: Any, *, location: str, known_services: Iterable[str] = (), domain: str | None = None
 ) -> ImportResult:
@@ -50,6 +54,7 @@ def import_compoworld_tools(
     grouped: dict[str, list[RawTool]] = {}
     result = ImportResult()
     for entry, entry_location in tool_entries(tools_data, f"{location}#/tools" if header else location):
+        check_deadline()
         try:
             tool = parse_function_tool(entry, entry_location)
         except ToolParseError as error:
@@ -75,7 +80,7 @@ def import_compoworld_tools(
         meta = header.get(service, {})
         result.extend(
             build_function_service(
-                grouped[service],
+                within_tool_limit(grouped[service], f"{location}#{service}"),
                 service_id=service_slug(service),
                 name=str(meta.get("name") or service.replace("_", " ").title()),
                 domain=str(meta.get("domain") or domain or "general"),

@@ -16,13 +16,14 @@ Anything else, or a verb contradicted by MCP annotations, is an ``action`` with 
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass, field
 from typing import Any
 
 from pydantic import ValidationError
 
+from compoworld_assets.engine.deadline import check_deadline
 from compoworld_assets.engine.specs.importers.schema import entity_fields, json_type_of
+from compoworld_assets.engine.specs.importers.schema_repair import ToolRejected, repair_tool_schemas
 from compoworld_assets.engine.specs.infer import (
     annotate_schema,
     context_words,
@@ -39,6 +40,7 @@ from compoworld_assets.engine.specs.model import (
     ServiceSpec,
     SourceRef,
     ToolSpec,
+    preview,
 )
 from compoworld_assets.engine.types import TYPE_KEY, entity_ref
 
@@ -195,7 +197,9 @@ def build_function_service(
         parameters = annotate_schema(raw.parameters, service_id, entities, tool_context)
         returns = annotate_schema(raw.returns, service_id, entities, tool_context)
         effect, entity, parameters = _classify(raw, parameters, service_id, entities)
+        check_deadline()
         try:
+            parameters, returns = repair_tool_schemas(parameters, returns, raw.location)
             tools.append(
                 ToolSpec(
                     name=raw.name,
@@ -206,11 +210,10 @@ def build_function_service(
                     entity=entity,
                 )
             )
-        except ValidationError as error:
+        except (ValidationError, ToolRejected) as error:
+            reason = _first_error(error) if isinstance(error, ValidationError) else str(error)
             result.quarantined.append(
-                QuarantinedSpec.from_error(
-                    source.kind, raw.location, _first_error(error), _fragment(raw.source)
-                )
+                QuarantinedSpec.from_error(source.kind, raw.location, reason, preview(raw.source))
             )
     entity_specs = [_entity_spec(e, tools, service_id, entities, context) for e in sorted(entities)]
     try:
@@ -239,9 +242,3 @@ def _first_error(error: ValidationError) -> str:
     first = error.errors()[0] if error.errors() else {"msg": str(error)}
     return str(first.get("msg", error)).removeprefix("Value error, ")
 
-
-def _fragment(value: Any) -> str:
-    try:
-        return json.dumps(value, sort_keys=True, default=str)[:4000]
-    except (TypeError, ValueError):
-        return repr(value)[:4000]

@@ -11,7 +11,10 @@ from __future__ import annotations
 from pathlib import PurePath
 from typing import Any
 
+from compoworld_assets.engine.deadline import check_deadline
+from compoworld_assets.engine.specs.importers.context import within_tool_limit
 from compoworld_assets.engine.specs.importers.functions import RawTool, build_function_service
+from compoworld_assets.engine.specs.importers.guard import guarded_importer
 from compoworld_assets.engine.specs.importers.naming import safe_tool_name, service_slug
 from compoworld_assets.engine.specs.importers.openai_functions import ToolParseError, object_parameters
 from compoworld_assets.engine.specs.importers.schema import normalise_schema
@@ -59,6 +62,7 @@ def parse_mcp_tool(entry: Any, location: str) -> RawTool:
     )
 
 
+@guarded_importer(KIND)
 def import_mcp_tools(
     data: Any,
     *,
@@ -82,6 +86,7 @@ def import_mcp_tools(
     names: set[str] = set()
     quarantined: list[QuarantinedSpec] = []
     for index, entry in enumerate(tools_data):
+        check_deadline()
         entry_location = f"{location}#/tools/{index}"
         try:
             tool = parse_mcp_tool(entry, entry_location)
@@ -95,6 +100,7 @@ def import_mcp_tools(
             continue
         names.add(tool.name)
         tools.append(tool)
+    tools = within_tool_limit(tools, location)
     if not tools:
         return ImportResult(
             quarantined=[

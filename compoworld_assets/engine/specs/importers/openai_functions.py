@@ -14,7 +14,10 @@ from collections.abc import Iterator
 from pathlib import PurePath
 from typing import Any, Literal
 
+from compoworld_assets.engine.deadline import check_deadline
+from compoworld_assets.engine.specs.importers.context import current, within_tool_limit
 from compoworld_assets.engine.specs.importers.functions import RawTool, build_function_service
+from compoworld_assets.engine.specs.importers.guard import guarded_importer
 from compoworld_assets.engine.specs.importers.naming import safe_tool_name, service_slug
 from compoworld_assets.engine.specs.importers.schema import DIALECT_TYPES, normalise_schema
 from compoworld_assets.engine.specs.model import ImportResult, QuarantinedSpec, SourceRef
@@ -91,6 +94,10 @@ def object_parameters(parameters: Any, tool_name: str) -> dict[str, Any]:
         raise ToolParseError(
             f"tool {tool_name!r}: parameters is not an object (got {type(parameters).__name__})"
         )
+    properties = parameters.get("properties")
+    limit = current().limits.max_parameters
+    if isinstance(properties, dict) and len(properties) > limit:
+        raise ToolParseError(f"tool {tool_name!r} has {len(properties)} parameters (the limit is {limit})")
     schema = normalise_schema(parameters)
     schema.setdefault("type", "object")
     if schema["type"] != "object":
@@ -109,6 +116,7 @@ def collect_tools(
     tools: dict[str, RawTool] = {}
     quarantined: list[QuarantinedSpec] = []
     for entry, entry_location in tool_entries(data, location):
+        check_deadline()
         try:
             tool = parse_function_tool(entry, entry_location, name_prefix)
         except ToolParseError as error:
@@ -126,7 +134,7 @@ def collect_tools(
                     entry,
                 )
             )
-    return list(tools.values()), quarantined
+    return within_tool_limit(list(tools.values()), location), quarantined
 
 
 def bfcl_service_text(tools: list[RawTool]) -> tuple[str, str] | None:
@@ -141,6 +149,7 @@ def bfcl_service_text(tools: list[RawTool]) -> tuple[str, str] | None:
     return api, f"The {api}{what}."
 
 
+@guarded_importer("openai")
 def import_openai_functions(
     data: Any,
     *,

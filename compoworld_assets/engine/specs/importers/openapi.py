@@ -21,18 +21,24 @@ An operation that fails (broken ``$ref``, invalid tool) is quarantined alone.
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-import yaml
 from pydantic import ValidationError
 
+from compoworld_assets.engine.deadline import check_deadline
+from compoworld_assets.engine.specs.importers.context import current, within_tool_limit
 from compoworld_assets.engine.specs.importers.crud_returns import crud_returns
+from compoworld_assets.engine.specs.importers.guard import guarded_importer
 from compoworld_assets.engine.specs.importers.naming import service_slug, tool_slug, unique_name
 from compoworld_assets.engine.specs.importers.openapi_refs import RefError, RefResolver
 from compoworld_assets.engine.specs.importers.schema import entity_fields, json_type_of
+from compoworld_assets.engine.specs.importers.schema_repair import (
+    ToolRejected,
+    repair_schema,
+    repair_tool_schemas,
+)
 from compoworld_assets.engine.specs.infer import (
     annotate_schema,
     context_words,
@@ -48,6 +54,7 @@ from compoworld_assets.engine.specs.model import (
     ServiceSpec,
     SourceRef,
     ToolSpec,
+    preview,
 )
 from compoworld_assets.engine.types import TYPE_KEY, entity_ref
 from compoworld_assets.engine.values import merge_all_of
@@ -77,6 +84,8 @@ SCHEMA_NAME_SUFFIXES = frozenset(
 )
 MAX_SCHEMA_DEPTH = 3
 _MAX_DESCRIPTION = 1000
+_FIELD_KEYWORDS = frozenset({"type", "enum", "items", "description", "format", "example", "examples", "default",
+                             TYPE_KEY})
 _CAUGHT = (RefError, ValidationError, ValueError, TypeError, KeyError, AttributeError, RecursionError)
 
 
@@ -132,22 +141,6 @@ def schema_matches_noun(schema_name: str, noun: str) -> bool:
     return name.endswith(target) or (name.startswith(target) and name[len(target) :] in SCHEMA_NAME_SUFFIXES)
 
 
-def load_openapi(path: str | Path) -> Any:
-    """Parse a JSON or YAML file (YAML by suffix; JSON otherwise)."""
-    path = Path(path)
-    text = path.read_text(encoding="utf-8")
-    if path.suffix.lower() in (".yaml", ".yml"):
-        return yaml.load(text, Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader))
-    return json.loads(text)
-
-
-def _fragment(value: Any) -> str:
-    try:
-        return json.dumps(value, default=str)[:4000]
-    except (TypeError, ValueError, RecursionError):
-        return repr(value)[:4000]
-
-
 class _Importer:
     def __init__(self, doc: dict[str, Any], location: str, service_id: str | None, domain: str | None):
         self.doc = doc
@@ -165,11 +158,12 @@ class _Importer:
         self.quarantined: list[QuarantinedSpec] = []
 
     def quarantine(self, location: str, error: Any, fragment: Any) -> None:
-        self.quarantined.append(QuarantinedSpec.from_error(KIND, location, error, _fragment(fragment)))
+        self.quarantined.append(QuarantinedSpec.from_error(KIND, location, error, preview(fragment)))
 
     def operations(self) -> list[Operation]:
         ops: list[Operation] = []
         for path, item in self.doc["paths"].items():
+            check_deadline()
             item_location = f"{self.location}#/paths/{str(path).replace('~', '~0').replace('/', '~1')}"
             try:
                 item, _ = self.refs.deref(item)
@@ -187,7 +181,7 @@ class _Importer:
                     ops.append(
                         Operation(str(path), method, spec, [*shared, *own], f"{item_location}/{method}")
                     )
-        return ops
+        return within_tool_limit(ops, f"{self.location}#/paths")
 
     def _schema_of_content(self, holder: Any) -> Any:
         holder, _ = self.refs.deref(holder)
@@ -274,6 +268,8 @@ class _Importer:
             try:
                 schema, _ = self.refs.deref({"$ref": f"#/components/schemas/{schema_name}"})
                 properties, required = self._flat_properties(schema)
+                properties = {name: repair_schema(_field_keywords(prop), f"{location}/properties/{name}")
+                              for name, prop in properties.items()}
                 fields = entity_fields(properties, required, self.service_id, names, self.context)
                 specs[name] = EntitySpec(
                     name=name,
@@ -321,7 +317,7 @@ class _Importer:
         for raw in op.parameters:
             param, _ = self.refs.deref(raw)
             if not isinstance(param, dict) or not isinstance(param.get("name"), str) or "in" not in param:
-                raise ValueError(f"parameter without a name or location: {_fragment(raw)[:200]}")
+                raise ValueError(f"parameter without a name or location: {preview(raw)[:200]}")
             seen[(param["name"], param["in"])] = param
         for (name, place), param in seen.items():
             if place not in ("path", "query"):
@@ -420,7 +416,11 @@ class _Importer:
         entities: dict[str, EntitySpec],
         taken: set[str],
     ) -> ToolSpec:
+        check_deadline()
         props, required = self._parameters(op)
+        limit = current().limits.max_parameters
+        if len(props) > limit:
+            raise ToolRejected(f"operation has {len(props)} parameters (the limit is {limit})")
         key_param = self._typed_path_params(op, props, resources, entities)
         resource = resources.get(op.collection_key or "")
         entity = resource[0] if resource and resource[0] in entities else None
@@ -449,6 +449,7 @@ class _Importer:
                 if returns_schema is not None
                 else {}
             )
+        parameters, returns = repair_tool_schemas(parameters, returns, op.location)
         spec = ToolSpec(
             name=unique_name(base, taken),
             description=(description or f"{op.method.upper()} {op.path}")[:_MAX_DESCRIPTION],
@@ -503,6 +504,14 @@ class _Importer:
             return []
 
 
+def _field_keywords(schema: Any) -> Any:
+    """The keywords an entity field is built from (nested object properties are not part of it)."""
+    if not isinstance(schema, dict):
+        return schema
+    kept = {k: v for k, v in schema.items() if k in _FIELD_KEYWORDS}
+    return {**kept, "properties": {}} if "properties" in schema else kept
+
+
 def _string_list(value: Any) -> list[str]:
     return [v for v in value if isinstance(v, str)] if isinstance(value, list) else []
 
@@ -520,19 +529,19 @@ def import_openapi(
 ) -> ImportResult:
     """One service from an OpenAPI 3.x document (a parsed dict or a path to JSON/YAML)."""
     if isinstance(document, (str, Path)):
-        location = location or str(document)
-        try:
-            document = load_openapi(document)
-        except (OSError, UnicodeDecodeError, ValueError, yaml.YAMLError) as error:
-            return ImportResult(
-                quarantined=[QuarantinedSpec.from_error(KIND, location, f"unreadable document: {error}", "")]
-            )
-    location = location or "<openapi>"
+        from compoworld_assets.engine.specs.importers import import_spec_file
+
+        return import_spec_file(document, "openapi", service_id=service_id, domain=domain)
+    return _import_document(document, location=location or "<openapi>", service_id=service_id, domain=domain)
+
+
+@guarded_importer(KIND)
+def _import_document(document: Any, *, location: str, service_id: str | None, domain: str | None) -> ImportResult:
     if not isinstance(document, dict):
         return ImportResult(
             quarantined=[
                 QuarantinedSpec.from_error(
-                    KIND, location, "OpenAPI document is not an object", _fragment(document)
+                    KIND, location, "OpenAPI document is not an object", preview(document)
                 )
             ]
         )
@@ -544,7 +553,7 @@ def import_openapi(
                     KIND,
                     location,
                     f"unsupported OpenAPI version {version or 'missing'!r} (3.x required)",
-                    _fragment(document.get("info")),
+                    preview(document.get("info")),
                 )
             ]
         )
@@ -552,7 +561,7 @@ def import_openapi(
         return ImportResult(
             quarantined=[
                 QuarantinedSpec.from_error(
-                    KIND, location, "OpenAPI document has no paths object", _fragment(document.get("info"))
+                    KIND, location, "OpenAPI document has no paths object", preview(document.get("info"))
                 )
             ]
         )
@@ -561,6 +570,6 @@ def import_openapi(
     except _CAUGHT as error:
         return ImportResult(
             quarantined=[
-                QuarantinedSpec.from_error(KIND, location, _reason(error), _fragment(document.get("info")))
+                QuarantinedSpec.from_error(KIND, location, _reason(error), preview(document.get("info")))
             ]
         )
