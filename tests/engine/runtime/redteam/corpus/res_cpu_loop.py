@@ -1,0 +1,6 @@
+"""Spins forever."""
+
+
+def handle(state, tool, args):
+    while True:
+        pass

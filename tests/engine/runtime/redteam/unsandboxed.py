@@ -1,0 +1,45 @@
+"""A test double with the sandbox's interface and no isolation at all: the module runs in the host.
+
+The harness's self-test runs a few corpus cases through it to show that the checks see escapes
+(``CONFIG["executor_module"] = "unsandboxed"``). Never used outside that test.
+"""
+
+from __future__ import annotations
+
+import builtins
+import copy
+from typing import Any
+
+
+class SandboxLoadError(RuntimeError):
+    pass
+
+
+class SandboxedExecutor:
+    def __init__(self, module_source: str, limits: Any = None, *, service_id: str = "service") -> None:
+        namespace: dict[str, Any] = {"__builtins__": builtins}
+        try:
+            exec(compile(module_source, f"<service {service_id}>", "exec"), namespace)  # noqa: S102
+        except Exception as exc:
+            raise SandboxLoadError(f"{type(exc).__name__}: {exc}") from exc
+        self._handle = namespace["handle"]
+        self._state: dict[str, Any] = {"service_id": service_id, "tables": {}, "counters": {}}
+        self.layers: list[str] = []
+        self.pid = None
+
+    def reset(self, state: Any) -> None:
+        self._state = state.model_dump(mode="json")
+
+    def call(self, tool: str, args: dict[str, Any]) -> dict[str, Any]:
+        try:
+            return self._handle(self._state, tool, copy.deepcopy(args))
+        except Exception as exc:  # noqa: BLE001 - every tool failure becomes an envelope
+            return {"success": False, "error": {"code": "internal_error", "message": f"{type(exc).__name__}: {exc}"}}
+
+    def state(self) -> Any:
+        from compoworld_assets.engine.runtime.state import ServiceState
+
+        return ServiceState.model_validate(copy.deepcopy(self._state))
+
+    def close(self) -> None:
+        self._handle = None
