@@ -21,7 +21,9 @@ a death: each kills the whole sandbox (every process in its PID namespace) and a
 error envelope; the next call starts a fresh child with the last good state, which the parent
 mirrors from the replies (a call that changed the state sends the new state back).
 
-Resets to a state the child already holds cost no round trip: the parent remembers the JSON
+An untrusted module gets a fresh child on every ``reset`` that follows a call (its code could have
+changed the interpreter, which a state restore does not undo). For trusted modules, resets to a
+state the child already holds cost no round trip: the parent remembers the JSON
 of the last state it installed (the child keeps a pristine copy of it) and whether a call has
 changed the child's state since. Resetting to the same JSON then does nothing (unchanged) or
 marks the next call to restore the pristine copy first (changed); until that call the mirror
@@ -288,8 +290,10 @@ class SandboxedExecutor:
     """Hosts one service module in a sandboxed child process (implements ``ToolExecutor``).
 
     ``trusted`` marks a module written by CompoWorld's offline synthesizer: it may run where
-    bubblewrap cannot (seccomp and limits only); any other module needs bubblewrap or the
-    explicit ``limits.allow_unisolated`` opt-in. ``cpu_seconds`` applies per call;
+    bubblewrap cannot (seccomp and limits only), and ``reset`` restores its state in place. Any
+    other module needs bubblewrap or the explicit ``limits.allow_unisolated`` opt-in, and every
+    ``reset`` after a call gives it a fresh process, so nothing a call did to the interpreter
+    (patched modules, hidden globals) reaches the next episode. ``cpu_seconds`` applies per call;
     ``call_timeout_s`` is the wall-clock limit per call. One call at a time: an executor is
     not thread-safe.
     """
@@ -306,6 +310,8 @@ class SandboxedExecutor:
         self._namespace_layers = list(NAMESPACE_LAYERS) if support.available else []
         if not trusted:
             require_isolation(limits)
+        self._trusted = trusted
+        self._calls_since_start = 0
         self._limits = limits
         self._config = {
             "source": module_source,
@@ -364,6 +370,12 @@ class SandboxedExecutor:
         if self._resources.child is None:
             self._start()
             return
+        if not self._trusted and self._calls_since_start:
+            # Untrusted code may have changed the interpreter itself (patched modules, hidden globals):
+            # every episode of it starts in a fresh process.
+            self._stop_child()
+            self._start()
+            return
         if self._replace_if_tampered():
             return
         if self._mirror == self._installed:
@@ -397,6 +409,7 @@ class SandboxedExecutor:
             except SandboxLoadError as exc:
                 return error(INTERNAL_ERROR, f"the service could not be restarted: {exc}")
         limit = self._limits.call_timeout_s
+        self._calls_since_start += 1
         try:
             self._replace_if_tampered()
         except SandboxLoadError as exc:
@@ -518,6 +531,7 @@ class SandboxedExecutor:
                                    violation=reply.get("failure") == "violation")
         self._installed = self._mirror
         self._changed = self._restore_pending = False
+        self._calls_since_start = 0
         self.starts += 1
 
     def _stop_child(self) -> None:

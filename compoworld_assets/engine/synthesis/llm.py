@@ -14,11 +14,13 @@ from collections.abc import Callable
 from typing import Any
 
 from compoworld_assets.engine.llm_requests import request_bounds
+from compoworld_assets.engine.runtime.sandbox import ALLOWED_IMPORTS
 from compoworld_assets.engine.runtime.state import ServiceState
 from compoworld_assets.engine.specs.model import ServiceSpec
 from compoworld_assets.engine.synthesis import prompts
 from compoworld_assets.engine.synthesis.base import SynthesizedModule
 from compoworld_assets.engine.synthesis.offline import OfflineSynthesizer
+from compoworld_assets.engine.synthesis.screen import screen_module
 from compoworld_assets.engine.verification import (
     ExecutorFactory,
     ServiceVerification,
@@ -101,6 +103,12 @@ class LLMSynthesizer:
             if problem is not None:
                 log.append(f"round {number}: the module does not compile: {problem}")
                 messages.append({"role": "user", "content": prompts.syntax_error_prompt(problem)})
+                continue
+            screened = screen_module(code, ALLOWED_IMPORTS)
+            if screened:
+                log.append(f"round {number}: rejected before running: {len(screened)} forbidden construct(s); "
+                           f"first: {screened[0]}")
+                messages.append({"role": "user", "content": prompts.violation_prompt(screened)})
                 continue
             module = self._module(spec, code)
             verification = verify_service(spec, module, self.executor_factory, seed_state, self.seed)

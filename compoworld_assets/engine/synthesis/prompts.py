@@ -82,8 +82,8 @@ def syntax_error_prompt(error: str) -> str:
 def violation_prompt(violations: list[str]) -> str:
     listed = "\n".join(f"- {v}" for v in violations[:5])
     return (
-        "The module was rejected: it tried operations the sandbox forbids (files outside its scratch "
-        "directory, processes, threads, sockets, signals, modules outside the allowlist):\n"
+        "The module was rejected: it uses what a service module may not (interpreter internals, dynamic "
+        "code, reflection, files, processes, threads, sockets, signals, modules outside the allowlist):\n"
         f"{listed}\nA service keeps all its data in `state`. Reply with the complete module in one ```python "
         "block that only reads and writes `state`."
     )

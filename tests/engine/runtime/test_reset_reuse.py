@@ -50,9 +50,23 @@ def world(n: int, items: tuple[str, ...] = ()) -> ServiceState:
 
 @pytest.fixture
 def executor(tmp_path):
+    """A trusted module's executor: resets restore in place (untrusted ones get a fresh process, below)."""
     with SandboxedExecutor(SOURCE, SandboxLimits(call_timeout_s=5.0, memory_mb=256, scratch_root=tmp_path),
-                           service_id="svc") as ex:
+                           service_id="svc", trusted=True) as ex:
         yield ex
+
+
+def test_an_untrusted_module_gets_a_fresh_process_for_every_episode_that_follows_a_call(tmp_path):
+    limits = SandboxLimits(call_timeout_s=5.0, memory_mb=256, scratch_root=tmp_path)
+    with SandboxedExecutor(SOURCE, limits, service_id="svc") as untrusted:
+        untrusted.reset(world(3))
+        first = untrusted.pid
+        untrusted.reset(world(3))
+        assert untrusted.pid == first  # no call ran: nothing to undo
+        assert untrusted.call("bump", {}) == {"success": True, "data": 4}
+        untrusted.reset(world(3))
+        assert untrusted.pid != first and untrusted.starts == 2
+        assert untrusted.call("bump", {}) == {"success": True, "data": 4}
 
 
 def count_exchanges(executor: SandboxedExecutor, monkeypatch) -> list[bytes]:

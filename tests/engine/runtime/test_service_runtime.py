@@ -94,7 +94,7 @@ def notes_module(spec: ServiceSpec) -> SynthesizedModule:
         service_id=spec.id,
         service_version=spec.version,
         spec_hash=spec.content_hash(),
-        synthesizer="hand",
+        synthesizer="offline",  # trusted, so the pool restores its processes in place between episodes
         synthesizer_version="1",
         source=NOTES_SOURCE,
         implemented_tools=["create_note", "get_note"],

@@ -170,3 +170,13 @@ def test_extract_code_prefers_the_block_defining_handle():
     reply = "```python\nimport re\n```\ntext\n```python\ndef handle(state, tool, args):\n    return {}\n```"
     assert prompts.extract_code(reply).startswith("def handle(")
     assert prompts.extract_code("no code here") is None
+
+
+def test_the_synthesizer_rejects_a_screened_round_and_keeps_a_clean_one(helpdesk, offline_module, sleeps):
+    hostile = offline_module.source + "\nimport typing\n_leak = typing.sys.modules\n"
+    model = ScriptedModel(fenced(hostile), fenced(offline_module.source))
+    module = synthesizer(model, sleeps).synthesize(helpdesk)
+    assert module.source.strip() == offline_module.source.strip()
+    assert any("rejected before running: 2 forbidden construct(s)" in line for line in module.log)
+    feedback = model.calls[1]["messages"][-1]["content"]
+    assert "may not" in feedback and ".sys" in feedback and ".modules" in feedback
