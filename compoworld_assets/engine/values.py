@@ -29,6 +29,8 @@ CITIES = [("Berlin", "DE"), ("Lisbon", "PT"), ("Toronto", "CA"), ("Osaka", "JP")
           ("Seoul", "KR"), ("Dublin", "IE")]
 STREETS = ["Maple Ave", "Harbour St", "Linden Rd", "Station Sq", "Orchard Ln", "Mill Rd", "King St"]
 CURRENCIES = ["USD", "EUR", "GBP", "JPY", "CAD", "AUD"]
+COUNTRY_CURRENCY = {"DE": "EUR", "PT": "EUR", "FR": "EUR", "ES": "EUR", "IE": "EUR", "CA": "CAD", "JP": "JPY",
+                    "US": "USD", "AU": "AUD", "KE": "KES", "KR": "KRW"}
 WORDS = ["quarterly", "review", "invoice", "launch", "onboarding", "renewal", "budget", "migration",
          "roadmap", "audit", "shipment", "contract", "follow-up", "support", "design", "hiring", "travel"]
 

@@ -11,6 +11,9 @@ import random
 import string
 from collections.abc import Callable
 
+from stdnum.iso7064 import mod_97_10
+
+from compoworld_assets.engine.library.wording import words
 from compoworld_assets.engine.values import WORDS, phrase
 
 TOPICS = ["Q3 budget", "contract renewal", "onboarding plan", "product launch", "invoice query",
@@ -57,6 +60,12 @@ def _alnum(rng: random.Random, length: int) -> str:
     return "".join(rng.choice(string.ascii_uppercase + string.digits) for _ in range(length))
 
 
+def iban(rng: random.Random) -> str:
+    """A German IBAN (8-digit bank code, 10-digit account) with valid ISO 7064 check digits."""
+    bban = f"{rng.randint(10**7, 10**8 - 1)}{rng.randint(10**9, 10**10 - 1)}"
+    return f"DE{mod_97_10.calc_check_digits(bban + 'DE')}{bban}"
+
+
 EXACT: dict[str, TextMaker] = {
     "subject": lambda rng, index: f"{rng.choice(SUBJECT_PREFIXES)}{rng.choice(TOPICS)}",
     "title": lambda rng, index: rng.choice(TOPICS).capitalize(),
@@ -76,7 +85,7 @@ EXACT: dict[str, TextMaker] = {
     "tracking_number": lambda rng, index: f"1Z{_alnum(rng, 14)}",
     "flight_number": lambda rng, index: f"{rng.choice(AIRLINE_CODES)}{rng.randint(100, 9999)}",
     "serial_number": lambda rng, index: f"SN-{_alnum(rng, 10)}",
-    "iban": lambda rng, index: f"DE{rng.randint(10, 99)}{rng.randint(10**17, 10**18 - 1)}",
+    "iban": lambda rng, index: iban(rng),
     "seat": lambda rng, index: f"{rng.randint(1, 40)}{rng.choice('ABCDEF')}",
     "job_title": lambda rng, index: rng.choice(JOB_TITLES),
     "hotel_name": lambda rng, index: rng.choice(HOTELS),
@@ -97,9 +106,14 @@ BY_ENTITY: dict[tuple[str, str], TextMaker] = {
 }
 
 
+# Words that say what a field holds wherever they appear in its name (``payee_iban``, ``productSku``).
+TELLING_WORDS = ("iban", "sku", "subject", "title", "body", "comment", "description", "memo", "reason")
+
+
 def text_for(entity: str, name: str, rng: random.Random, index: int) -> str:
     """A plausible value for the untyped string field ``name`` of row ``index`` of ``entity``."""
-    maker = BY_ENTITY.get((entity, name)) or EXACT.get(name)
+    maker = BY_ENTITY.get((entity, name)) or EXACT.get(name) or next(
+        (EXACT[w] for w in TELLING_WORDS if w in words(name)), None)
     if maker is not None:
         return maker(rng, index)
     if name.endswith(("_name", "name")):

@@ -22,6 +22,7 @@ from compoworld_assets.engine import values
 from compoworld_assets.engine.library import builtin_specs
 from compoworld_assets.engine.library.phrases import text_for
 from compoworld_assets.engine.library.population import Person, Population
+from compoworld_assets.engine.library.wording import words as _words
 from compoworld_assets.engine.runtime.state import ServiceState, WorldState
 from compoworld_assets.engine.specs.model import EntitySpec, FieldSpec, ServiceSpec
 from compoworld_assets.engine.types import SHARED_TYPES, entity_ref, is_entity_ref, parse_entity_ref
@@ -43,7 +44,17 @@ UNTYPED_HINTS = {"email": "email", "phone": "phone", "url": "url", "website": "u
 # An end-like field follows its start-like partner by a gap in minutes (datetimes) or days (dates).
 INTERVALS = [("check_in", "check_out", (1440, 8640), (1, 6)), ("departure", "arrival", (60, 720), (0, 1)),
              ("pickup", "return", (1440, 10080), (1, 7)), ("issue", "due", (20160, 43200), (14, 30)),
-             ("start", "end", (30, 240), (1, 14))]
+             ("start", "end", (30, 240), (1, 14)), ("start", "due", (1440, 43200), (7, 60)),
+             ("open", "close", (1440, 20160), (3, 21)), ("from", "until", (60, 1440), (1, 30)),
+             ("from", "to", (60, 1440), (1, 30))]
+# Dates of things already done lie before the task's day, of things planned after it.
+PAST_WORDS = frozenset({"created", "updated", "modified", "sent", "posted", "paid", "signed", "received",
+                        "submitted", "applied", "hired", "awarded", "placed", "joined", "shared", "logged",
+                        "occurred", "spent", "purchased", "subscribed", "shipped", "last", "reached", "work",
+                        "effective", "registered", "completed"})
+FUTURE_WORDS = frozenset({"due", "scheduled", "start", "starts", "check", "departure", "pickup", "expected",
+                          "expires", "closes", "deadline", "renewal", "estimated", "close"})
+BUSINESS_MINUTES = (8 * 60, 18 * 60)
 MONEY_RANGES = {"salary": (42_000, 165_000), "gross": (2_500, 12_000), "budget": (2_000, 80_000),
                 "rate": (40, 420), "price": (5, 900), "cost": (10, 3_000), "balance": (-20_000, 250_000)}
 INTEGER_RANGES = {"quantity": (1, 20), "seats": (5, 200), "capacity": (2, 30), "score": (0, 10),
@@ -71,6 +82,7 @@ def seed_service_state(spec: ServiceSpec, population: Population, seed: int,
             record = row_maker.make(index, rng)
             table[record["id"]] = record
         state.counters[entity.name] = rows_per_entity
+    _follow_parents(state, spec, seed)
     return state
 
 
@@ -98,7 +110,7 @@ class _Cast:
 
     @classmethod
     def of(cls, entity: EntitySpec) -> _Cast:
-        slots = {f.name: _slot(f) for f in entity.fields if _person_type(f)}
+        slots = {f.name: person_slot(f) for f in entity.fields if _person_type(f)}
         named = [slot for slot in slots.values() if slot is not None]
         primary = named[0] if named else ""
         return cls(slots, primary, _is_staff(primary, entity, primary) if slots else None)
@@ -116,7 +128,13 @@ class _RowMaker:
         self.catalog = catalog
         self.cast = _Cast.of(entity)
 
-    def make(self, index: int, rng: random.Random) -> dict[str, Any]:
+    def make(self, index: int, rng: random.Random, anchor: int | None = None,
+             near: date | None = None) -> dict[str, Any]:
+        """Row ``index``; its people are those of row ``anchor`` (default ``index``) of other tables.
+
+        With ``near``, dates and datetimes lie around that day (before it for things done,
+        after it for things planned) instead of anywhere in the seeded year.
+        """
         people: dict[str, Person] = {}
         currency = rng.choice(values.CURRENCIES)
         record: dict[str, Any] = {"id": record_id(self.entity.id_prefix, index)}
@@ -124,27 +142,34 @@ class _RowMaker:
             if not spec_field.required and rng.random() < OPTIONAL_EMPTY_RATE:
                 record[spec_field.name] = None
                 continue
-            record[spec_field.name] = self._value(spec_field, index, rng, people, currency)
+            record[spec_field.name] = self._value(spec_field, index, rng, people, currency,
+                                                  index if anchor is None else anchor)
+            if near is not None and effective_type(spec_field) in ("date", "datetime"):
+                record[spec_field.name] = _near_day(near, spec_field, rng)
+        main = people.get(self.cast.primary)
+        if main is not None:
+            _set_currency(record, self.entity, values.COUNTRY_CURRENCY.get(main.country, currency))
         _order_intervals(record, self.entity, rng)
+        relate_amounts(record, self.entity, rng)
         return record
 
     def _value(self, spec_field: FieldSpec, index: int, rng: random.Random, people: dict[str, Person],
-               currency: str) -> Any:
+               currency: str, anchor: int) -> Any:
         if spec_field.enum:
             return rng.choice(spec_field.enum)
-        kind = _effective_type(spec_field)
+        kind = effective_type(spec_field)
         if is_entity_ref(kind):
             return self._reference(kind, index, rng, spec_field.required)
         if kind in PERSON_TYPES:
             slot = self.cast.slots.get(spec_field.name)
-            person = self._person(self.cast.primary if slot is None else slot, index, rng, people)
+            person = self._person(self.cast.primary if slot is None else slot, anchor, rng, people)
             return _person_value(person, kind)
         if kind == "currency":
             return currency
         if kind is None and spec_field.name == "username":
-            return self._person(self.cast.primary, index, rng, people).email.split("@")[0]
+            return self._person(self.cast.primary, anchor, rng, people).email.split("@")[0]
         if kind == "url" and {"website", "homepage"} & set(_words(spec_field.name)):
-            person = self._person(self.cast.primary, index, rng, people)
+            person = self._person(self.cast.primary, anchor, rng, people)
             return self.population.company(person.company).website
         if kind is not None:
             return self._typed(kind, spec_field.name, index, rng)
@@ -218,7 +243,7 @@ class _RowMaker:
         return {}
 
 
-def _effective_type(spec_field: FieldSpec) -> str | None:
+def effective_type(spec_field: FieldSpec) -> str | None:
     """The field's shared type if its JSON type fits; for untyped strings, one hinted by the name."""
     kind = spec_field.type
     if kind is not None:
@@ -238,17 +263,17 @@ def _effective_type(spec_field: FieldSpec) -> str | None:
 
 
 def _person_type(spec_field: FieldSpec) -> bool:
-    return spec_field.enum is None and _effective_type(spec_field) in PERSON_TYPES
+    return spec_field.enum is None and effective_type(spec_field) in PERSON_TYPES
 
 
-def _slot(spec_field: FieldSpec) -> str | None:
+def person_slot(spec_field: FieldSpec) -> str | None:
     """Which person a field describes: its name without type words (``payer_email`` → ``payer``).
 
     Location fields named as such (``city``, ``shipping_address``) belong to the record's main
     person (None); others (``origin``, ``destination``) get a person of their own.
     """
     words = _words(spec_field.name)
-    if _effective_type(spec_field) in LOCATION_TYPES and set(words) & LOCATION_TYPES:
+    if effective_type(spec_field) in LOCATION_TYPES and set(words) & LOCATION_TYPES:
         return None
     return "_".join(w for w in words if w not in TYPE_WORDS)
 
@@ -262,6 +287,43 @@ def _is_staff(slot: str, entity: EntitySpec, primary: str) -> bool:
     if set(slot.split("_")) & STAFF_WORDS:
         return True
     return slot == primary and bool(set(_words(entity.name)) & STAFF_ENTITY_WORDS)
+
+
+def currency_fields(entity: EntitySpec) -> list[FieldSpec]:
+    """The fields holding the currency of the record's amounts (``currency``, ``currency_code``)."""
+    return [f for f in entity.fields if effective_type(f) == "currency" and f.enum is None
+            and set(_words(f.name)) <= {"currency", "code"}]
+
+
+def _set_currency(record: dict[str, Any], entity: EntitySpec, currency: str) -> None:
+    for spec_field in currency_fields(entity):
+        if record.get(spec_field.name) is not None:
+            record[spec_field.name] = currency
+
+
+def _follow_parents(state: ServiceState, spec: ServiceSpec, seed: int) -> None:
+    """A record belonging to another record of the same service (a refund's payment, an expense's
+    report) takes its currency, and an amount both have stays within the parent's."""
+    for entity in spec.entities:
+        rng = random.Random(f"{seed}:{spec.id}:{entity.name}:parents")
+        parents = [(f.name, parse_entity_ref(f.type or "")[1]) for f in entity.fields
+                   if is_entity_ref(f.type) and parse_entity_ref(f.type or "")[0] == spec.id
+                   and parse_entity_ref(f.type or "")[1] != entity.name]
+        money = [f.name for f in entity.fields if effective_type(f) == "money"]
+        for record_key in sorted(state.tables[entity.name]):
+            record = state.tables[entity.name][record_key]
+            for name, parent_entity in parents:
+                parent = state.tables.get(parent_entity, {}).get(record.get(name) or "")
+                if parent is None:
+                    continue
+                currency = next((parent[f.name] for f in currency_fields(spec.entity(parent_entity))
+                                 if parent.get(f.name)), None)
+                if currency is not None:
+                    _set_currency(record, entity, currency)
+                for amount in money:
+                    mine, theirs = record.get(amount), parent.get(amount)
+                    if isinstance(mine, (int, float)) and isinstance(theirs, (int, float)) and mine > theirs > 0:
+                        record[amount] = round(theirs * rng.uniform(0.2, 1.0), 2)
 
 
 def _person_value(person: Person, kind: str) -> str:
@@ -282,32 +344,97 @@ def _number_for(name: str, rng: random.Random) -> float:
     return round(rng.uniform(1, 1000), 2)
 
 
+def interval_pairs(entity: EntitySpec) -> list[tuple[FieldSpec, FieldSpec, tuple[int, int], tuple[int, int]]]:
+    """(start-like field, end-like field, gap in minutes, gap in days) of one record's dates:
+    ``start_date``/``end_date``, ``check_in``/``check_out``, ``issue_date``/``due_date``, ``pickupAt``/``returnAt``..."""
+    keyed = {"_".join(_words(f.name)): f for f in entity.fields if effective_type(f) in ("date", "datetime")}
+    pairs = []
+    for key, spec_field in keyed.items():
+        for start_word, end_word, minutes, days in INTERVALS:
+            partner = keyed.get(key.replace(start_word, end_word, 1)) if start_word in key else None
+            if partner is not None and partner is not spec_field \
+                    and effective_type(partner) == effective_type(spec_field):
+                pairs.append((spec_field, partner, minutes, days))
+                break
+    return pairs
+
+
 def _order_intervals(record: dict[str, Any], entity: EntitySpec, rng: random.Random) -> None:
     """Put end-like fields a plausible gap after their start-like partner (``start``→``end``...)."""
-    for spec_field in entity.fields:
+    for spec_field, partner, minutes, days in interval_pairs(entity):
         start = record.get(spec_field.name)
-        if spec_field.type not in ("date", "datetime") or not isinstance(start, str):
+        if not isinstance(start, str) or record.get(partner.name) is None:
             continue
-        for start_word, end_word, minutes, days in INTERVALS:
-            if start_word not in spec_field.name:
-                continue
-            partner = entity.field(spec_field.name.replace(start_word, end_word))
-            if partner is None or partner.type != spec_field.type or record.get(partner.name) is None:
-                continue
-            if spec_field.type == "date":
-                end = date.fromisoformat(start) + timedelta(days=rng.randint(*days))
-                record[partner.name] = end.isoformat()
-            else:
-                moment = datetime.fromisoformat(start)
-                end_moment = moment + timedelta(minutes=rng.randint(*minutes))
-                record[partner.name] = end_moment.isoformat().replace("+00:00", "Z")
-            break
+        if effective_type(spec_field) == "date":
+            end = date.fromisoformat(start) + timedelta(days=rng.randint(*days))
+            record[partner.name] = end.isoformat()
+        else:
+            end_moment = datetime.fromisoformat(start) + timedelta(minutes=rng.randint(*minutes))
+            record[partner.name] = end_moment.isoformat().replace("+00:00", "Z")
 
 
-def _words(name: str) -> list[str]:
-    """Lower-case words of a snake_case or CamelCase name."""
-    spaced = "".join(f"_{c}" if c.isupper() else c for c in name)
-    return [w for w in spaced.lower().split("_") if w]
+def _near_day(day: date, spec_field: FieldSpec, rng: random.Random) -> str:
+    """A date (or business-hours datetime) near ``day``: before it for done things, after for planned."""
+    names = set(_words(spec_field.name))
+    low, high = (-30, 0) if names & PAST_WORDS else (1, 60) if names & FUTURE_WORDS else (-14, 30)
+    moment = day + timedelta(days=rng.randint(low, high))
+    if effective_type(spec_field) == "date":
+        return moment.isoformat()
+    minutes = 15 * rng.randint(BUSINESS_MINUTES[0] // 15, BUSINESS_MINUTES[1] // 15)
+    return f"{moment.isoformat()}T{minutes // 60:02d}:{minutes % 60:02d}:00Z"
+
+
+def amount_roles(entity: EntitySpec) -> dict[str, str]:
+    """Which numeric fields play which part in a record's arithmetic, by their words.
+
+    Roles: ``gross``, ``tax``, ``net``, ``quantity``, ``unit_price``, ``subtotal``, ``total``.
+    """
+    roles: dict[str, str] = {}
+    for spec_field in entity.fields:
+        if spec_field.json_type not in ("number", "integer") or spec_field.enum:
+            continue
+        names = set(_words(spec_field.name))
+        if "unit" in names and names & {"price", "cost", "rate", "amount"}:
+            role = "unit_price"
+        else:
+            role = next((r for r in ("gross", "tax", "net", "subtotal", "total", "quantity") if r in names), "")
+            role = role or ("quantity" if names & {"qty", "units"} else "")
+        if role and role not in roles.values():
+            roles[spec_field.name] = role
+    return roles
+
+
+def relate_amounts(record: dict[str, Any], entity: EntitySpec, rng: random.Random) -> None:
+    """Make a record's amounts add up: tax and net below gross (net = gross - tax), a total of
+    quantity x unit price (or subtotal + tax), quantities of at least one."""
+    by_role = {role: name for name, role in amount_roles(entity).items()
+               if isinstance(record.get(name), (int, float)) and not isinstance(record.get(name), bool)}
+    if "quantity" in by_role and record[by_role["quantity"]] < 1:
+        record[by_role["quantity"]] = rng.randint(1, 20)
+    if "gross" in by_role:
+        gross = record[by_role["gross"]] = abs(record[by_role["gross"]]) or 100.0
+        tax = round(gross * rng.uniform(0.12, 0.35), 2)
+        if "tax" in by_role:
+            record[by_role["tax"]] = tax
+        if "net" in by_role:
+            record[by_role["net"]] = round(gross - (tax if "tax" in by_role else gross * 0.25), 2)
+    if "total" in by_role and {"quantity", "unit_price"} <= set(by_role):
+        record[by_role["total"]] = round(record[by_role["quantity"]] * record[by_role["unit_price"]], 2)
+    elif "total" in by_role and {"subtotal", "tax"} <= set(by_role) and "gross" not in by_role:
+        record[by_role["total"]] = round(record[by_role["subtotal"]] + record[by_role["tax"]], 2)
+
+
+def draw_record(spec: ServiceSpec, entity: EntitySpec, population: Population, rng: random.Random, *,
+                anchor: int, index: int, rows: int = DEFAULT_ROWS, near: date | None = None) -> dict[str, Any]:
+    """One new record of ``entity`` as the seeder would make it, every field filled.
+
+    Its people are those of row ``anchor`` of the world (so they exist there); identifier-like
+    texts use ``index`` (a row number past the seeded ones keeps them unique); with ``near``,
+    dates lie around that day. Used for the values a task's user asks for.
+    """
+    filled = entity.model_copy(update={"fields": [f.model_copy(update={"required": True}) for f in entity.fields]})
+    maker = _RowMaker(spec, filled, population, rows, _entity_catalog((spec,)))
+    return maker.make(index, rng, anchor=anchor, near=near)
 
 
 def _entity_catalog(specs: Iterable[ServiceSpec]) -> dict[str, EntitySpec]:

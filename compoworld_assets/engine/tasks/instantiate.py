@@ -16,10 +16,13 @@ from typing import Any
 
 from compoworld_assets.engine.canonical import content_hash
 from compoworld_assets.engine.library.builder import snake_case
+from compoworld_assets.engine.library.population import Population
 from compoworld_assets.engine.library.seeding import DEFAULT_ROWS, seed_world
 from compoworld_assets.engine.runtime.state import WorldState
 from compoworld_assets.engine.service_build import BuiltService
 from compoworld_assets.engine.specs.model import Effect, ServiceSpec
+from compoworld_assets.engine.tasks.arguments import harmonize, realize_constants
+from compoworld_assets.engine.tasks.consistency import check_task
 from compoworld_assets.engine.tasks.instructions import InstructionWriter, TemplateWriter
 from compoworld_assets.engine.tasks.model import ArgBinding, Plan, PlanStep, Split, Task, ToolCallRecord
 from compoworld_assets.engine.tasks.plan_exec import PlanExecutionError, WorldRuntimeLike, execute_plan
@@ -27,6 +30,7 @@ from compoworld_assets.engine.tasks.rubrics import GoldRun, RecordRef, build_rub
 from compoworld_assets.engine.tasks.sampling import crosses_services
 from compoworld_assets.engine.types import is_entity_ref, parse_entity_ref
 
+INCONSISTENT = "inconsistent values: "
 COLLATERAL_RULE = "Change only what this request needs; leave every other record exactly as it is."
 READ_EFFECTS = frozenset({Effect.READ, Effect.LIST, Effect.SEARCH})
 
@@ -84,6 +88,8 @@ def _draft(plan: Plan, specs: Mapping[str, ServiceSpec], seed: int, split: Split
     needed = plan.services
     rng = random.Random(f"task:{seed}:{plan.plan_hash()}:{draw}")
     resolved = Plan(steps=[_resolve_step(step, plan, world_state, specs, rng) for step in plan.steps])
+    resolved = realize_constants(resolved, specs, Population.generate(seed), config.today, rng,
+                                 config.rows_per_entity)
     report_sources = _report_sources(resolved, specs)
     return Task(
         task_id=task_id_for(plan, seed), seed=seed, split=split, domain=_domain(resolved, specs),
@@ -99,23 +105,33 @@ def instantiate_task(plan: Plan, services: Mapping[str, ServiceSpec | BuiltServi
                      writer: InstructionWriter | None = None, config: TaskConfig = TaskConfig()) -> Task:
     """A complete task: a draft whose gold run on ``runtime_for(draft)`` succeeds, with its rubric.
 
-    Up to ``config.draws`` drafts are tried (other user-known values): the gold run must succeed
-    and every update step must change its record. Raises :class:`TaskGenerationError` otherwise.
+    Up to ``config.draws`` drafts are tried (other user-known and constant values): the gold run
+    must succeed, every update step must change its record and the values must pass the
+    consistency validator (:func:`~compoworld_assets.engine.tasks.consistency.check_task`); constants
+    are first harmonized with what the gold run resolved. Raises :class:`TaskGenerationError` otherwise.
     """
     specs = specs_by_id(services)
     problems: list[str] = []
     world = _world(plan, specs, seed, config)
+    population = Population.generate(seed)
     for attempt in range(config.draws):
         task = _draft(plan, specs, seed, split, config, attempt, world)
         try:
             calls, final, answer = execute_plan(task, runtime_for(task))
+            rng = random.Random(f"harmonize:{seed}:{plan.plan_hash()}:{attempt}")
+            settled = harmonize(task.plan, calls, specs, task.initial_state, final, population, rng)
+            if settled != task.plan:
+                task = task.model_copy(update={"plan": settled})
+                calls, final, answer = execute_plan(task, runtime_for(task))
         except PlanExecutionError as exc:
             problems.append(str(exc))
             continue
         idle = _idle_writes(task, specs, calls)
-        if not idle:
+        violations = check_task(task, specs, calls)
+        if not idle and not violations:
             return _complete(task, specs, GoldRun(calls, final, answer), writer or TemplateWriter(), config)
-        problems.append(f"steps {idle} change nothing")
+        problems.append(f"steps {idle} change nothing" if idle else
+                        INCONSISTENT + "; ".join(str(v) for v in violations[:5]))
     raise TaskGenerationError(
         f"no draw of user-known values works ({config.draws} tried); last: {problems[-1]}")
 

@@ -13,6 +13,7 @@ import json
 from collections.abc import Callable, Mapping
 from typing import Any, Protocol
 
+from compoworld_assets.engine.library.wording import readable, spec_vocabulary
 from compoworld_assets.engine.specs.model import ServiceSpec
 from compoworld_assets.engine.tasks.model import ArgBinding, PlanStep, Task
 
@@ -97,7 +98,7 @@ def keeps_values(text: str, task: Task) -> bool:
 
 
 def _step_sentence(step: PlanStep, spec: ServiceSpec) -> str:
-    action = step.tool.replace("_", " ")
+    action = readable(step.tool, spec_vocabulary(spec))
     details = [_argument_phrase(name, binding) for name, binding in sorted(step.args.items())]
     suffix = f" with {'; '.join(details)}" if details else ""
     return f"{step.index + 1}. In {spec.name} ({spec.id}), {action}{suffix}."

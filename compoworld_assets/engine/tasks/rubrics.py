@@ -5,6 +5,9 @@ Checks are declarative data (``check["op"]``):
 * ``record_exists`` (state, create steps): a record of ``service``/``entity`` that is not in the
   initial state and whose fields equal ``match``;
 * ``field_equals`` (state, update steps): record ``id`` has the ``fields`` values;
+
+(empty values — ``""``, ``{}``, ``[]``, null — are never part of ``match`` or ``fields``, and an
+update with nothing left to check gets no criterion);
 * ``record_absent`` (state, delete steps): record ``id`` is gone;
 * ``answer_equals`` (answer): the final answer's ``field`` equals ``value``;
 * ``no_collateral`` (negative): every change between the initial and final state is one the
@@ -31,6 +34,7 @@ from typing import Any
 from compoworld_assets.engine.canonical import canonical_json, content_hash
 from compoworld_assets.engine.runtime.state import WorldState
 from compoworld_assets.engine.specs.model import Effect, ServiceSpec
+from compoworld_assets.engine.tasks.consistency import is_empty
 from compoworld_assets.engine.tasks.model import Criterion, CriterionResult, Task, ToolCallRecord
 
 POSITIVE_KINDS = frozenset({"state", "answer"})
@@ -127,11 +131,13 @@ def _state_criterion(index: int, spec: ServiceSpec, entity: str, effect: Effect 
     final_record = rows.get(record_id) if isinstance(record_id, str) else None
     if final_record is None:
         return None
-    fields = {name: final_record.get(name) for name in touched}
+    fields = {name: final_record.get(name) for name in touched if not is_empty(final_record.get(name))}
     if effect == Effect.CREATE:
         return Criterion(id=f"step{index}_created", kind="state",
                          description=f"step {index}: a new {entity} in {spec.id} with {fields}",
                          check={"op": "record_exists", **base, "match": fields, "new": True})
+    if not fields:
+        return None
     return Criterion(id=f"step{index}_updated", kind="state",
                      description=f"step {index}: {entity} {record_id} in {spec.id} has {fields}",
                      check={"op": "field_equals", **base, "id": record_id, "fields": fields})

@@ -16,7 +16,8 @@ Every required argument of a step is bound (:class:`ArgBinding`):
   where instantiation draws the real value from: ``service.Entity.field`` for a record key,
   a list filter or a search query (so the lookup finds something), or None for "any value of
   this type in the world";
-* everything else (free text, numbers, enums, dates): a seeded ``constant``.
+* everything else (free text, numbers, enums, dates): a ``constant`` left open (``value=None``);
+  instantiation draws it from the task's world (:mod:`compoworld_assets.engine.tasks.arguments`).
 
 A list step gets one filter and a plain update one changed field, so neither is a no-op.
 Walks without a ``step_output`` binding that crosses a service boundary are rejected, and
@@ -37,7 +38,6 @@ from compoworld_assets.engine.specs.model import Effect, ServiceSpec, ToolSpec
 from compoworld_assets.engine.tasks.graph import always_present_paths, carries_information
 from compoworld_assets.engine.tasks.model import ArgBinding, Plan, PlanStep
 from compoworld_assets.engine.types import TYPE_KEY, is_entity_ref
-from compoworld_assets.engine.values import schema_value
 
 EdgeId = tuple[str, str, str]
 
@@ -221,7 +221,7 @@ def _bind(walk: list[tuple[str, _Edge | None]], tools: dict[str, _Tool], rng: ra
             args[edge.parameter] = ArgBinding(kind="step_output", step=index - 1,
                                               path=concrete_path(edge.output_path), type=edge.type)
         for parameter in _parameters_to_bind(info, args, rng):
-            args[parameter] = _bind_parameter(info, parameter, steps, tools, rng)
+            args[parameter] = _bind_parameter(info, parameter, steps, tools)
         steps.append(PlanStep(index=index, service_id=info.service_id, tool=info.tool.name, args=args))
     return Plan(steps=steps)
 
@@ -249,8 +249,7 @@ def _is_reference(schema: object) -> bool:
     return isinstance(schema, dict) and is_entity_ref(schema.get(TYPE_KEY))
 
 
-def _bind_parameter(info: _Tool, parameter: str, steps: list[PlanStep], tools: dict[str, _Tool],
-                    rng: random.Random) -> ArgBinding:
+def _bind_parameter(info: _Tool, parameter: str, steps: list[PlanStep], tools: dict[str, _Tool]) -> ArgBinding:
     schema = info.tool.parameter_properties()[parameter]
     type_name = schema.get(TYPE_KEY) if isinstance(schema, dict) else None
     entity = info.tool.entity
@@ -270,7 +269,7 @@ def _bind_parameter(info: _Tool, parameter: str, steps: list[PlanStep], tools: d
             return ArgBinding(kind="user_known", path=f"{info.service_id}.{entity}.{text}")
     if type_name and carries_information(type_name):
         return ArgBinding(kind="user_known", type=type_name)
-    return ArgBinding(kind="constant", value=schema_value(schema, rng), type=type_name)
+    return ArgBinding(kind="constant", type=type_name)
 
 
 def _search_field(info: _Tool) -> str | None:
