@@ -20,29 +20,15 @@ CATEGORIES = ("fs", "env", "net", "proc", "sig", "ptrace", "hook", "interp", "pr
 
 # Cases the sandbox in the tree does not contain yet, with why; remove an entry once it is fixed
 # (strict=False: a fixed case just shows as XPASS).
-KNOWN_ESCAPES: dict[str, str] = {
-    "interp_json_patch": (
-        "reset() keeps the child: a call patches the worker's json module and every later reset "
-        "installs the attacker's state (issue 12 asks for the sandbox to be killed on reset)"
-    ),
-}
+KNOWN_ESCAPES: dict[str, str] = {}
 _KEPT_TODAY = {
-    "the attack fails inside the sandbox with a plain error (a path that does not exist there, a "
-    "refused rlimit) or does nothing, so verification sees an ordinary tool failure and keeps the module": (
-        "env_dirfd_ppid_environ env_exception_leak env_os_environ env_parent_memory env_proc_scan "
-        "fs_dirfd_create fs_dirfd_read_secret fs_dirfd_rename fs_dirfd_unlink hook_builtins_any "
-        "hook_bypass_duckdb hook_class_patch hook_deny_lambda hook_frame_walk hook_gc_objects "
-        "hook_globals_cleared hook_rlimit_raise hook_roots_widened interp_ctypes_poke misc_sibling_pipe "
-        "net_setns_parent proc_bypass_shell proto_print_stdout ptrace_vm_readv sig_kill_sibling sig_killpg_parent"
+    "timeouts, resource limits, crashes and replies that are not JSON count as ordinary tool "
+    "failures, and a module with 0 verified tools is still kept": (
+        "proto_nan_return res_cpu_loop res_deep_recursion res_huge_return res_huge_state "
+        "res_memory_creep res_memory_hog res_wide_return"
     ),
-    "resource limits, timeouts and crashes count as ordinary tool failures, so the module is kept": (
-        "interp_recursion_crash proto_close_fds proto_stderr_flood res_cpu_loop res_deep_recursion "
-        "res_disk_fill res_file_size res_huge_return res_huge_state res_ignore_signals res_memory_creep "
-        "res_memory_hog res_open_fds res_sleep_forever res_wide_return thread_answer_later thread_bomb "
-        "thread_mutate_after_reset"
-    ),
-    "a reply that is not JSON counts as an ordinary tool failure": "proto_nan_return proto_unserialisable",
-    "nothing shows in verification: the patch only changes what later resets install": "interp_json_patch",
+    "the static screen lets a module assign to an attribute of an allowed module (json.loads = ...), "
+    "and with a fresh process per episode verification passes": "interp_json_patch",
 }
 KNOWN_SYNTHESIZER_ESCAPES: dict[str, str] = {
     name: reason for reason, names in _KEPT_TODAY.items() for name in names.split()
