@@ -34,7 +34,12 @@ class UnreadableSpec(ValueError):
 
 
 class DocumentRejected(ValueError):
-    """A parsed document beyond the import limits; the message is the quarantine reason."""
+    """A parsed document beyond the import limits; the message is the quarantine reason, ``pointer``
+    (a JSON pointer, "" for the whole document) where the limit was passed."""
+
+    def __init__(self, reason: str, pointer: str = "") -> None:
+        super().__init__(reason)
+        self.pointer = pointer
 
 
 class _LeftOut:
@@ -94,7 +99,7 @@ def sanitize_document(
     while stack:
         source, target, depth, pointer = stack.pop()
         if depth > limits.max_depth:
-            raise DocumentRejected(f"document nests deeper than {limits.max_depth} levels (at {pointer or '/'})")
+            raise DocumentRejected(f"document nests deeper than {limits.max_depth} levels", pointer)
         if isinstance(source, dict):
             for key, value in source.items():
                 name = cleaner.key(key, pointer)

@@ -40,7 +40,9 @@ def guarded(
         try:
             with time_limit(limits.time_limit_s, f"importing {location}"):
                 result = run(sanitize_document(data, context.repairs, location, limits))
-        except (DocumentRejected, DeadlineExceeded) as error:
+        except DocumentRejected as error:
+            result = _rejected(kind, f"{location}#{error.pointer}" if error.pointer else location, str(error), data)
+        except DeadlineExceeded as error:
             result = _rejected(kind, location, str(error), data)
         except Exception as error:  # noqa: BLE001 - the import boundary: nothing escapes to the asset
             result = _rejected(kind, location, f"{INTERNAL_ERROR}: {type(error).__name__}: {error}", data)

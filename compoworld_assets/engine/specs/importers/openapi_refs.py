@@ -44,6 +44,8 @@ class RefResolver:
         seen: set[str] = set()
         while isinstance(node, dict) and "$ref" in node:
             ref = node["$ref"]
+            if not isinstance(ref, str):
+                raise RefError(f"$ref is not a string ({type(ref).__name__})")
             if ref in seen or len(seen) > _MAX_REF_CHAIN:
                 raise RefError(f"$ref cycle at {ref!r}")
             seen.add(ref)
@@ -61,6 +63,8 @@ class RefResolver:
             return {}
         if "$ref" in schema:
             ref = schema["$ref"]
+            if not isinstance(ref, str):
+                raise RefError(f"$ref is not a string ({type(ref).__name__})")
             if ref in stack or depth < 0:
                 return self._cut(ref)
             key = (ref, depth)
