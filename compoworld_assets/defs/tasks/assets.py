@@ -23,11 +23,12 @@ class TaskRoundConfig(dg.Config):
     heldout_fraction: float = 0.2
     rl_fraction: float = 0.3
     traps: bool = True
+    instruction_style: str = "goal"
 
     def generation(self) -> GenerationConfig:
         return GenerationConfig(
             walk=WalkConfig(min_length=self.min_length, max_length=self.max_length, min_services=self.min_services),
-            task=TaskConfig(traps=self.traps),
+            task=TaskConfig(traps=self.traps, instruction_style=self.instruction_style),
             heldout_fraction=self.heldout_fraction, rl_fraction=self.rl_fraction,
         )
 

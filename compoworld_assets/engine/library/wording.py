@@ -51,7 +51,7 @@ def split_run(run: str, known: frozenset[str]) -> list[str]:
     """A run of letters split into the fewest known words (unknown letters cost a lot).
 
     ``split_run("createnewdocument", vocab)`` → ``["create", "new", "document"]``; letters
-    no known word covers stay together as one piece.
+    no known word covers stay together as one piece, and a run mostly of such letters stays whole.
     """
     n = len(run)
     best: list[tuple[float, list[str]]] = [(0.0, [])] + [(float("inf"), [])] * n
@@ -62,7 +62,9 @@ def split_run(run: str, known: frozenset[str]) -> list[str]:
             total = best[start][0] + cost
             if total < best[end][0]:
                 best[end] = (total, best[start][1] + [piece])
-    return best[n][1]
+    pieces = best[n][1]
+    unknown = sum(len(p) for p in pieces if p not in known)
+    return pieces if unknown * 2 <= n else [run]
 
 
 def readable(name: str, known: frozenset[str] = API_WORDS) -> str:

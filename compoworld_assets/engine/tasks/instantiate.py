@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from compoworld_assets.engine.canonical import content_hash
-from compoworld_assets.engine.library.builder import snake_case
+from compoworld_assets.engine.library.intents import entity_noun
 from compoworld_assets.engine.library.population import Population
 from compoworld_assets.engine.library.seeding import DEFAULT_ROWS, seed_world
 from compoworld_assets.engine.runtime.state import WorldState
@@ -24,25 +24,46 @@ from compoworld_assets.engine.specs.model import Effect, ServiceSpec
 from compoworld_assets.engine.tasks.arguments import harmonize, realize_constants
 from compoworld_assets.engine.tasks.consistency import check_task
 from compoworld_assets.engine.tasks.instructions import InstructionWriter, TemplateWriter
-from compoworld_assets.engine.tasks.model import ArgBinding, Plan, PlanStep, Split, Task, ToolCallRecord
+from compoworld_assets.engine.tasks.model import (
+    ArgBinding,
+    InstructionStyle,
+    Plan,
+    PlanStep,
+    Split,
+    Task,
+    ToolCallRecord,
+)
 from compoworld_assets.engine.tasks.plan_exec import PlanExecutionError, WorldRuntimeLike, execute_plan
 from compoworld_assets.engine.tasks.rubrics import GoldRun, RecordRef, build_rubric
 from compoworld_assets.engine.tasks.sampling import crosses_services
 from compoworld_assets.engine.types import is_entity_ref, parse_entity_ref
 
 INCONSISTENT = "inconsistent values: "
+INSTRUCTION_STYLES = ("goal", "explicit", "mixed")
 COLLATERAL_RULE = "Change only what this request needs; leave every other record exactly as it is."
 READ_EFFECTS = frozenset({Effect.READ, Effect.LIST, Effect.SEARCH})
 
 
 @dataclass(frozen=True)
 class TaskConfig:
+    """``instruction_style``: ``goal``, ``explicit`` or ``mixed`` (each task's style by the hash of its id)."""
+
     min_distractors: int = 2
     max_distractors: int = 4
     rows_per_entity: int = DEFAULT_ROWS
     traps: bool = True
     draws: int = 8
     today: str = "2026-06-01"
+    instruction_style: str = "goal"
+
+    def __post_init__(self) -> None:
+        if self.instruction_style not in INSTRUCTION_STYLES:
+            raise ValueError(f"instruction_style must be one of {INSTRUCTION_STYLES}")
+
+    def style_for(self, task_id: str) -> InstructionStyle:
+        if self.instruction_style != "mixed":
+            return "explicit" if self.instruction_style == "explicit" else "goal"
+        return "explicit" if int(content_hash(["style", task_id])[:8], 16) % 2 else "goal"
 
 
 class TaskGenerationError(RuntimeError):
@@ -91,9 +112,11 @@ def _draft(plan: Plan, specs: Mapping[str, ServiceSpec], seed: int, split: Split
     resolved = realize_constants(resolved, specs, Population.generate(seed), config.today, rng,
                                  config.rows_per_entity)
     report_sources = _report_sources(resolved, specs)
+    task_id = task_id_for(plan, seed)
     return Task(
-        task_id=task_id_for(plan, seed), seed=seed, split=split, domain=_domain(resolved, specs),
+        task_id=task_id, seed=seed, split=split, domain=_domain(resolved, specs),
         services=needed, distractor_services=distractors, initial_state=world_state, instruction="",
+        instruction_style=config.style_for(task_id),
         house_rules=[COLLATERAL_RULE], report_fields=list(report_sources), report_sources=report_sources,
         plan=resolved, rubric=[], capabilities=_capabilities(resolved, specs),
         difficulty=_difficulty(resolved, specs, distractors), today=config.today,
@@ -223,7 +246,7 @@ def _report_sources(plan: Plan, specs: Mapping[str, ServiceSpec]) -> dict[str, A
     if tool.entity is None or tool.effect == Effect.DELETE:
         return {}
     prefix = "items[0]." if tool.effect in (Effect.LIST, Effect.SEARCH) else ""
-    noun = snake_case(tool.entity)
+    noun = "_".join(entity_noun(spec, tool.entity).split())
     sources = {f"{noun}_id": ArgBinding(kind="step_output", step=last.index, path=f"{prefix}id")}
     if tool.effect in READ_EFFECTS:
         fields = spec.entity(tool.entity).fields

@@ -1,10 +1,15 @@
 """Instruction writers: what the user asks, given what they know, without the intermediate values.
 
-:class:`TemplateWriter` is offline and deterministic: one numbered sentence per plan step,
-naming the values the user knows (and the constants they want), pointing to earlier steps for
-values the agent has to find, and ending with the fields to report. :class:`LLMWriter` asks a
-model (through litellm, imported lazily) to rewrite that text naturally and falls back to the
-template when the rewrite drops a value the agent needs.
+Each task has an ``instruction_style``, a difficulty level of its own:
+
+* ``goal`` (default): :class:`~compoworld_assets.engine.tasks.goal.GoalWriter` states the goal in
+  terms of records and values the user knows; the agent finds the services, tools and order.
+* ``explicit``: :class:`RecipeWriter`, one numbered sentence per plan step naming the service and
+  the tool (as words), pointing to earlier steps for values the agent has to find.
+
+:class:`TemplateWriter` is offline and deterministic and writes each task in its style.
+:class:`LLMWriter` asks a model (through litellm, imported lazily) to rewrite that text naturally
+and falls back to it when the rewrite drops a value the agent needs.
 """
 
 from __future__ import annotations
@@ -15,13 +20,14 @@ from typing import Any, Protocol
 
 from compoworld_assets.engine.library.wording import readable, spec_vocabulary
 from compoworld_assets.engine.specs.model import ServiceSpec
+from compoworld_assets.engine.tasks.goal import GoalWriter
 from compoworld_assets.engine.tasks.model import ArgBinding, PlanStep, Task
 
 REWRITE_PROMPT = (
-    "Rewrite the following task as a request a user would type to an assistant that can use the named "
-    "services. Keep every value in double quotes exactly as written (you may drop the quotes), keep the "
-    "order of the work, do not add new facts or values, and keep the last sentence about what to report. "
-    "Answer with the request only.\n\n{text}"
+    "Rewrite the following task as a request a user would type to an assistant that can use business "
+    "services. Keep every value exactly as written (you may drop the quotes), keep what has to be done "
+    "and in which order, do not add new facts or values, do not name tools, and keep the last sentence "
+    "about what to report with its JSON keys. Answer with the request only.\n\n{text}"
 )
 
 
@@ -45,7 +51,19 @@ def stated_values(task: Task) -> list[str]:
 
 
 class TemplateWriter:
+    """Writes each task offline in its own style (goal or explicit)."""
+
     name = "template"
+
+    def write(self, task: Task, specs: Mapping[str, ServiceSpec]) -> str:
+        writer = RecipeWriter() if task.instruction_style == "explicit" else GoalWriter()
+        return writer.write(task, specs)
+
+
+class RecipeWriter:
+    """The explicit style: the plan as numbered steps."""
+
+    name = "explicit"
 
     def write(self, task: Task, specs: Mapping[str, ServiceSpec]) -> str:
         lines = [f"Today is {task.today}. Please do the following:"]

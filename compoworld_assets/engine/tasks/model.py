@@ -14,6 +14,7 @@ from compoworld_assets.engine.canonical import content_hash
 from compoworld_assets.engine.runtime.state import WorldState
 
 Split = Literal["train", "rl", "heldout"]
+InstructionStyle = Literal["goal", "explicit"]
 
 
 class ArgBinding(BaseModel):
@@ -90,6 +91,8 @@ class Task(BaseModel):
     distractor_services: list[str] = Field(default_factory=list)
     initial_state: WorldState
     instruction: str
+    instruction_style: InstructionStyle = Field(
+        default="goal", description="goal: the user's goal in their words; explicit: the plan step by step.")
     house_rules: list[str] = Field(default_factory=list)
     report_fields: list[str] = Field(default_factory=list, description="Values to report at the end.")
     report_sources: dict[str, ArgBinding] = Field(

@@ -32,9 +32,11 @@ from dataclasses import dataclass
 from typing import Any
 
 from compoworld_assets.engine.canonical import canonical_json, content_hash
+from compoworld_assets.engine.library.intents import entity_noun, field_words
 from compoworld_assets.engine.runtime.state import WorldState
 from compoworld_assets.engine.specs.model import Effect, ServiceSpec
 from compoworld_assets.engine.tasks.consistency import is_empty
+from compoworld_assets.engine.tasks.goal import Describer, literal
 from compoworld_assets.engine.tasks.model import Criterion, CriterionResult, Task, ToolCallRecord
 
 POSITIVE_KINDS = frozenset({"state", "answer"})
@@ -101,7 +103,9 @@ def build_rubric(task: Task, specs: Mapping[str, ServiceSpec], gold: GoldRun,
     for name in task.report_fields:
         if name in gold.answer:
             check = {"op": "answer_equals", "field": name, "value": gold.answer[name]}
-            criteria.append(Criterion(id=f"answer_{name}", kind="answer", description=f"reports {name}",
+            wording = Describer(task, specs).report(name, task.report_sources[name]) \
+                if name in task.report_sources else name
+            criteria.append(Criterion(id=f"answer_{name}", kind="answer", description=f"reports {wording}",
                                       check=check))
     criteria.append(_collateral_criterion(task.initial_state, gold.final_state))
     for trap in traps:
@@ -125,7 +129,7 @@ def _state_criterion(index: int, spec: ServiceSpec, entity: str, effect: Effect 
     if effect == Effect.DELETE:
         record_id = call.arguments.get(spec.key_parameter(spec.tool(call.tool)) or "")
         return Criterion(id=f"step{index}_deleted", kind="state",
-                         description=f"step {index}: {entity} {record_id} is deleted in {spec.id}",
+                         description=f"{entity_noun(spec, entity)} {record_id} is deleted from {spec.name}",
                          check={"op": "record_absent", **base, "id": record_id})
     record_id = data.get("id") if isinstance(data, dict) else None
     final_record = rows.get(record_id) if isinstance(record_id, str) else None
@@ -134,13 +138,21 @@ def _state_criterion(index: int, spec: ServiceSpec, entity: str, effect: Effect 
     fields = {name: final_record.get(name) for name in touched if not is_empty(final_record.get(name))}
     if effect == Effect.CREATE:
         return Criterion(id=f"step{index}_created", kind="state",
-                         description=f"step {index}: a new {entity} in {spec.id} with {fields}",
+                         description=f"a new {entity_noun(spec, entity)} in {spec.name}{_with(fields)}",
                          check={"op": "record_exists", **base, "match": fields, "new": True})
     if not fields:
         return None
     return Criterion(id=f"step{index}_updated", kind="state",
-                     description=f"step {index}: {entity} {record_id} in {spec.id} has {fields}",
+                     description=f"{entity_noun(spec, entity)} {record_id} in {spec.name} has {_listed(fields)}",
                      check={"op": "field_equals", **base, "id": record_id, "fields": fields})
+
+
+def _listed(fields: dict[str, Any]) -> str:
+    return ", ".join(f"{field_words(name)} {literal(value)}" for name, value in fields.items())
+
+
+def _with(fields: dict[str, Any]) -> str:
+    return f" with {_listed(fields)}" if fields else ""
 
 
 def _collateral_criterion(initial: WorldState, final: WorldState) -> Criterion:
