@@ -16,6 +16,7 @@ class SandboxResource(dg.ConfigurableResource):
     call_timeout_s: float = 5.0
     scratch_root: str | None = None
     max_reply_mb: int = 64
+    max_reply_items: int = 1_000_000
     allow_unisolated: bool = Field(
         default=False,
         description="Run LLM-written service modules even where bubblewrap cannot isolate them "
@@ -29,6 +30,7 @@ class SandboxResource(dg.ConfigurableResource):
             call_timeout_s=self.call_timeout_s,
             scratch_root=Path(self.scratch_root) if self.scratch_root else None,
             max_reply_mb=self.max_reply_mb,
+            max_reply_items=self.max_reply_items,
             allow_unisolated=self.allow_unisolated,
         )
 

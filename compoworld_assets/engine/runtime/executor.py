@@ -23,7 +23,8 @@ from compoworld_assets.engine.runtime.state import ServiceState
 class SandboxLimits:
     """Per-service-process limits. ``scratch_root`` None means a fresh temporary directory.
 
-    ``max_reply_mb`` bounds one reply frame (result plus state). ``allow_unisolated`` is the
+    ``max_reply_mb`` bounds one reply frame (result plus state) in bytes and ``max_reply_items`` in
+    JSON values (a few MB of ``{},`` decode into millions of objects). ``allow_unisolated`` is the
     explicit opt-in to run untrusted (LLM-written) modules where bubblewrap cannot isolate them.
     """
 
@@ -32,6 +33,7 @@ class SandboxLimits:
     call_timeout_s: float = 5.0
     scratch_root: Path | None = None
     max_reply_mb: int = 64
+    max_reply_items: int = 1_000_000
     allow_unisolated: bool = False
 
 

@@ -15,7 +15,8 @@ module is refused with the reason unless ``SandboxLimits.allow_unisolated`` is s
 
 The parent trusts nothing the child sends. Each request carries an id; a reply is one frame
 (``CW <id> <reply bytes> <state bytes>``, see ``worker.py``) whose id, sizes (at most
-``max_reply_mb``), JSON and state schema are checked. Bytes that arrive outside a frame, a
+``max_reply_mb`` and about ``max_reply_items`` JSON values, so decoding it cannot swell the
+parent), JSON and state schema are checked. Bytes that arrive outside a frame, a
 wrong id, an oversized or malformed frame, a child that stops reading its input, a timeout or
 a death: each kills the whole sandbox (every process in its PID namespace) and answers an
 error envelope; the next call starts a fresh child with the last good state, which the parent
@@ -564,6 +565,10 @@ class SandboxedExecutor:
             raise _ProtocolViolation(f"reply of {reply_size + state_size} bytes exceeds the "
                                      f"{self._limits.max_reply_mb} MB limit")
         body = self._read_exactly(child, reply_size + state_size, deadline)
+        items = body.count(b",") + body.count(b"{") + body.count(b"[")  # an upper bound on values to decode
+        if items > self._limits.max_reply_items:
+            raise _ProtocolViolation(f"reply of about {items} JSON values exceeds the limit of "
+                                     f"{self._limits.max_reply_items}")
         try:
             reply = json.loads(body[:reply_size])
         except (ValueError, RecursionError) as exc:  # RecursionError: a forged frame nested too deeply

@@ -130,7 +130,8 @@ class LLMSynthesizer:
                            f"({len(verification.violations)}x; first: {verification.violations[0]})")
                 messages.append({"role": "user", "content": prompts.violation_prompt(verification.violations)})
                 continue
-            if best is None or passed > best[0]:
+            # A module none of whose implementable tools verified serves nothing: it is never kept.
+            if (passed or not module.implemented_tools) and (best is None or passed > best[0]):
                 best = (passed, module)
             if passed == len(module.implemented_tools):
                 break
@@ -138,7 +139,7 @@ class LLMSynthesizer:
                 {"role": "user", "content": prompts.repair_prompt(_failures(verification, module))}
             )
         if best is None:
-            raise SynthesisError(f"{spec.id}: no round produced a loadable module; log: {log}")
+            raise SynthesisError(f"{spec.id}: no round produced a loadable module with a verified tool; log: {log}")
         log.append(f"kept the module with {best[0]} verified tools")
         return best[1].model_copy(update={"rounds": rounds, "log": log})
 

@@ -2,7 +2,7 @@
 
 A service module reads and writes its ``state`` dict with the allowlisted standard modules. It never
 needs the interpreter's internals: dunder attributes (``__globals__``, ``__subclasses__``,
-``__self__``...), frames and tracebacks, dynamic code (``eval``, ``exec``, ``compile``,
+``__self__``...), frames and tracebacks, patching a module (``json.loads = ...``), dynamic code (``eval``, ``exec``, ``compile``,
 ``__import__``), reflection (``getattr``, ``globals``, ``vars``...), files (``open``), or a module
 reached through another module's attributes (``typing.sys``, ``json.os``). The sandbox is the
 boundary and holds without this screen; the screen exists because an attack that fails *inside*
@@ -45,12 +45,27 @@ def screen_module(source: str, allowed_imports: Iterable[str]) -> list[str]:
     except SyntaxError as exc:
         return [f"line {exc.lineno}: SyntaxError: {exc.msg}"]
     allowed = frozenset(allowed_imports)
+    modules = _module_names(tree)
     problems = []
     for node in ast.walk(tree):
-        problem = _problem(node, allowed)
+        problem = _problem(node, allowed) or _module_mutation(node, modules)
         if problem:
             problems.append(f"line {getattr(node, 'lineno', '?')}: {problem}")
     return sorted(set(problems), key=lambda p: (int(p.split(":")[0][5:]) if p[5:6].isdigit() else 0, p))
+
+
+def _module_names(tree: ast.AST) -> frozenset[str]:
+    """The names an ``import`` statement binds to a module."""
+    return frozenset((alias.asname or alias.name.partition(".")[0]) for node in ast.walk(tree)
+                     if isinstance(node, ast.Import) for alias in node.names)
+
+
+def _module_mutation(node: ast.AST, modules: frozenset[str]) -> str | None:
+    """Assigning to (or deleting) an attribute of an imported module changes it for the whole interpreter."""
+    if (isinstance(node, ast.Attribute) and isinstance(node.ctx, ast.Store | ast.Del)
+            and isinstance(node.value, ast.Name) and node.value.id in modules):
+        return f"changes the module attribute {node.value.id}.{node.attr} (a service may not patch modules)"
+    return None
 
 
 def _problem(node: ast.AST, allowed: frozenset[str]) -> str | None:

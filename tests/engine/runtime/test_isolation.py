@@ -76,6 +76,8 @@ def handle(state, tool, args):
         return ok("real")
     if tool == "huge":
         return ok("x" * (3 * 1024 * 1024))
+    if tool == "wide":
+        return ok([{}] * args["n"])
 '''
 
 
@@ -230,3 +232,13 @@ def run_unprivileged(tmp_path: Path) -> None:
     assert [f.split(b" ", 1)[0] for f in frames] == [b"0", b"1", b"2", b"3"]
     assert b'"seccomp"' in frames[0] and b'"uid":65534' in frames[2]
     assert b"Operation not permitted" in frames[3]
+
+
+def test_a_reply_with_too_many_values_is_refused_before_it_is_decoded(tmp_path):
+    limits = SandboxLimits(scratch_root=tmp_path, max_reply_items=10_000)
+    with SandboxedExecutor(UNHOOKED, limits, service_id="svc") as executor:
+        executor.reset(state(1))
+        assert executor.call("wide", {"n": 100})["success"]
+        result = executor.call("wide", {"n": 200_000})
+        assert result["error"]["code"] == "sandbox_violation" and "JSON values" in result["error"]["message"]
+        assert executor.call("bump", {}) == {"success": True, "data": 2}

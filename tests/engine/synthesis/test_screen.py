@@ -28,6 +28,8 @@ def test_every_offline_module_passes_the_screen():
     ("import socket", "imports socket"),
     ("from os import path", "imports from os"),
     ("from . import sibling", "imports from ."),
+    ("import json\njson.loads = lambda text: {}", "changes the module attribute json.loads"),
+    ("import json as j\ndel j.dumps", "changes the module attribute j.dumps"),
 ])
 def test_each_forbidden_construct_is_named_with_its_line(snippet, needle):
     problems = screen_module(snippet + "\n\ndef handle(state, tool, args):\n    return {}\n", ALLOWED_IMPORTS)

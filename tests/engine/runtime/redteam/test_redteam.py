@@ -21,18 +21,7 @@ CATEGORIES = ("fs", "env", "net", "proc", "sig", "ptrace", "hook", "interp", "pr
 # Cases the sandbox in the tree does not contain yet, with why; remove an entry once it is fixed
 # (strict=False: a fixed case just shows as XPASS).
 KNOWN_ESCAPES: dict[str, str] = {}
-_KEPT_TODAY = {
-    "timeouts, resource limits, crashes and replies that are not JSON count as ordinary tool "
-    "failures, and a module with 0 verified tools is still kept": (
-        "proto_nan_return res_cpu_loop res_deep_recursion res_huge_return res_huge_state "
-        "res_memory_creep res_memory_hog res_wide_return"
-    ),
-    "the static screen lets a module assign to an attribute of an allowed module (json.loads = ...), "
-    "and with a fresh process per episode verification passes": "interp_json_patch",
-}
-KNOWN_SYNTHESIZER_ESCAPES: dict[str, str] = {
-    name: reason for reason, names in _KEPT_TODAY.items() for name in names.split()
-}
+KNOWN_SYNTHESIZER_ESCAPES: dict[str, str] = {}
 
 
 def _params(known: dict[str, str]) -> list:
