@@ -30,7 +30,8 @@ class ImportLimits:
     max_tools: int = 4096
     """Tools (operations) of one service beyond this count are left out."""
     max_parameters: int = 1024
-    """A tool with more top-level parameters is rejected."""
+    """A tool with more parameters, or with an object schema of more properties anywhere in its schemas, is
+    rejected; so is an OpenAPI component schema with more properties (as an entity)."""
     max_schema_nodes: int = 200_000
     """A tool whose parameters and returns schemas hold more nodes together is rejected."""
     max_schema_depth: int = 32

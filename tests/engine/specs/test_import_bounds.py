@@ -141,6 +141,13 @@ def test_twenty_thousand_parameters_are_quarantined_not_built():
     assert "tool 'configure' has 20000 parameters (the limit is 1024)" in _reasons(result)
 
 
+def test_a_nested_object_of_twenty_thousand_properties_is_quarantined_too():
+    wide = {"type": "object", "properties": {f"p{i}": {"type": "string"} for i in range(20_000)}}
+    result = import_document([*_notes(), _function("configure", {"settings": wide})], location="wide.json")
+    assert "configure" not in {t.name for t in _only_spec(result).tools}
+    assert "a schema has 20000 properties (the limit is 1024)" in _reasons(result)
+
+
 def test_tools_beyond_the_tool_limit_are_left_out():
     tools = [_function(f"do_{i}", {}) for i in range(5)]
     result = import_document(tools, location="many.json", limits=ImportLimits(max_tools=3))

@@ -194,12 +194,12 @@ def build_function_service(
     tools: list[ToolSpec] = []
     for raw in raw_tools:
         tool_context = context | context_words(raw.name, raw.description)
-        parameters = annotate_schema(raw.parameters, service_id, entities, tool_context)
-        returns = annotate_schema(raw.returns, service_id, entities, tool_context)
-        effect, entity, parameters = _classify(raw, parameters, service_id, entities)
         check_deadline()
         try:
-            parameters, returns = repair_tool_schemas(parameters, returns, raw.location)
+            parameters, returns = repair_tool_schemas(raw.parameters, raw.returns, raw.location)
+            parameters = annotate_schema(parameters, service_id, entities, tool_context)
+            returns = annotate_schema(returns, service_id, entities, tool_context)
+            effect, entity, parameters = _classify(raw, parameters, service_id, entities)
             tools.append(
                 ToolSpec(
                     name=raw.name,

@@ -273,6 +273,11 @@ class _Importer:
                     self.quarantine(location, "component schema is not an object", schema_name)
                     continue
                 properties, required = self._flat_properties(schema)
+                limit = current().limits.max_parameters
+                if len(properties) > limit:
+                    self.quarantine(location, f"component schema has {len(properties)} properties (the limit is "
+                                              f"{limit})", schema_name)
+                    continue
                 properties = {name: repair_schema(_field_keywords(prop), f"{location}/properties/{name}")
                               for name, prop in properties.items()}
                 fields = entity_fields(properties, required, self.service_id, names, self.context)
@@ -438,23 +443,16 @@ class _Importer:
         )
         description = str(op.spec.get("summary") or op.spec.get("description") or "").strip()
         context = self.context | context_words(base, description)
-        parameters = annotate_schema(
-            {"type": "object", "properties": props, "required": sorted(set(required))},
-            self.service_id,
-            entities,
-            context,
-        )
         returns = crud_returns(effect, entities[entity], self.service_id) if entity else None
+        response = self._response_schema(op) if returns is None else None
+        parameters, response = repair_tool_schemas(
+            {"type": "object", "properties": props, "required": sorted(set(required))},
+            self.refs.inline(response, MAX_SCHEMA_DEPTH) if response is not None else {},
+            op.location,
+        )
+        parameters = annotate_schema(parameters, self.service_id, entities, context)
         if returns is None:
-            returns_schema = self._response_schema(op)
-            returns = (
-                annotate_schema(
-                    self.refs.inline(returns_schema, MAX_SCHEMA_DEPTH), self.service_id, entities, context
-                )
-                if returns_schema is not None
-                else {}
-            )
-        parameters, returns = repair_tool_schemas(parameters, returns, op.location)
+            returns = annotate_schema(response, self.service_id, entities, context) if response else {}
         spec = ToolSpec(
             name=unique_name(base, taken),
             description=(description or f"{op.method.upper()} {op.path}")[:_MAX_DESCRIPTION],

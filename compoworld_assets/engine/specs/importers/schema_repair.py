@@ -140,6 +140,8 @@ class _Repairer:
         if not isinstance(value, dict):
             self.note(f"'{key}' values that are not objects left out", pointer, repr(value)[:200])
             return
+        if key == "properties" and len(value) > self.limits.max_parameters:
+            raise ToolRejected(f"a schema has {len(value)} properties (the limit is {self.limits.max_parameters})")
         repaired: dict[str, Any] = {}
         for name, sub in value.items():
             if key == "patternProperties":
