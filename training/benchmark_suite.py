@@ -5,7 +5,8 @@
 
 Serves the checkpoint with :mod:`compoworld_assets.serving.openai_server`, builds held-out tasks from the
 built-in service library (offline synthesis, as the pipeline does without an LLM) and writes the score rows
-(self-tests included) as JSON, with the training chat template's version.
+(self-tests included) as JSON, with the training chat template's version. Budgets not given are derived
+from each benchmark's sample, counted with the checkpoint's tokenizer (``details.<benchmark>.budget``).
 """
 
 from __future__ import annotations
@@ -18,14 +19,15 @@ from pathlib import Path
 from typing import Any
 
 from compoworld_assets.engine.evaluation import heldout
-from compoworld_assets.engine.evaluation.results import ModelEndpoint
+from compoworld_assets.engine.evaluation.results import DEFAULT_MAX_TOKENS, ModelEndpoint
 from compoworld_assets.engine.evaluation.suite import (
     BENCHMARKS,
     SuiteSettings,
     library_heldout_world,
     run_benchmark,
 )
-from training.chat_template import TEMPLATE_VERSION
+from training.chat_template import TEMPLATE_VERSION, token_counter
+from training.common import load_tokenizer
 
 
 def main(argv: list[str] | None = None) -> None:
@@ -38,18 +40,23 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--benchmarks", nargs="+", default=list(BENCHMARKS))
     parser.add_argument("--seeds", nargs="+", type=int, default=[1, 2])
     parser.add_argument("--temperature", type=float, default=0.7)
-    parser.add_argument("--max-tokens", type=int, default=128)
+    parser.add_argument("--max-tokens", type=int, default=None,
+                        help="per model turn; default: derived from each benchmark's sample (held-out: the oracle's "
+                             f"longest turn, BFCL: the ground truth's, plus slack; τ²: {DEFAULT_MAX_TOKENS})")
     parser.add_argument("--heldout", type=int, default=10)
     parser.add_argument("--bfcl-per-category", type=int, default=3)
     parser.add_argument("--tau2-per-task-set", type=int, default=3)
-    parser.add_argument("--max-steps", type=int, default=8, help="per held-out/τ² episode; per BFCL turn: half")
+    parser.add_argument("--max-steps", type=int, default=None,
+                        help="per held-out episode (default: the oracle's turns plus slack)")
+    parser.add_argument("--tau2-max-steps", type=int, default=SuiteSettings.tau2_max_steps)
     args = parser.parse_args(argv)
     signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))  # so the model server and workers are stopped too
     settings = SuiteSettings(seeds=tuple(args.seeds), heldout_tasks=args.heldout, heldout_max_steps=args.max_steps,
-                             bfcl_per_category=args.bfcl_per_category, bfcl_max_steps_per_turn=max(1, args.max_steps // 2),
-                             tau2_per_task_set=args.tau2_per_task_set, tau2_max_steps=args.max_steps)
+                             bfcl_per_category=args.bfcl_per_category, tau2_per_task_set=args.tau2_per_task_set,
+                             tau2_max_steps=args.tau2_max_steps)
     report: dict[str, Any] = {"model": args.name, "checkpoint": args.checkpoint, "settings": vars(args),
                               "template_version": TEMPLATE_VERSION, "rows": [], "details": {}}
+    count_tokens = token_counter(load_tokenizer(args.checkpoint))
     with local_server(args.checkpoint, name=args.name) as server:
         endpoint = ModelEndpoint(name=args.name, model=server.litellm_model, api_base=server.api_base,
                                  api_key=LOCAL_API_KEY, temperature=args.temperature, max_tokens=args.max_tokens)
@@ -57,9 +64,10 @@ def main(argv: list[str] | None = None) -> None:
             if benchmark == heldout.BENCHMARK:
                 tasks, factory = library_heldout_world()
                 with factory:
-                    outcome = run_benchmark(benchmark, endpoint, settings, (tasks, factory))
+                    outcome = run_benchmark(benchmark, endpoint, settings, (tasks, factory),
+                                            count_tokens=count_tokens)
             else:
-                outcome = run_benchmark(benchmark, endpoint, settings)
+                outcome = run_benchmark(benchmark, endpoint, settings, count_tokens=count_tokens)
             report["rows"] += outcome.rows
             report["details"][benchmark] = {**outcome.details, "wall_s": round(outcome.wall_s, 1),
                                             "self_test_failures": [f for t in outcome.self_tests for f in t.failures]}

@@ -9,8 +9,12 @@ For each prompt of a batch (TRL repeats each prompt ``num_generations`` times, c
 (:class:`~compoworld_assets.engine.rollout.environment.ToolEnvironment`, the same one rollouts and
 evaluation use) over the RL file's services: it samples an assistant turn, steps the environment
 with its tool call, appends the result as a tool turn, and goes on until ``submit_answer``, a turn
-without a call, ``max_turns`` or the budget of ``max_completion_length`` generated tokens. Tool-result tokens are masked out of the loss
-(``env_mask``). The task's rubric is evaluated on the final world state and the submitted
+without a call, ``max_turns`` or the budget of ``max_completion_length`` generated tokens. Tool-result
+tokens are masked out of the loss (``env_mask``). Unset, ``max_turns`` and ``max_completion_length``
+come from the RL tasks (:func:`rollout_budget`: the oracle's turns and generated tokens in the same
+environment, counted with the model's tokenizer, plus slack); a limit set below what the oracle
+needs is raised to the derived one (or stops the run, ``--on_short_budget raise``), so a budget never
+cuts every rollout of a task before it can finish. The task's rubric is evaluated on the final world state and the submitted
 answer; the reward is :func:`compoworld_assets.engine.rewards.cfrr_reward` over each group's
 per-criterion results, kinds and weights (negative criteria gate: a rollout that violated one, or
 passed no positive criterion, gets 0). ``metrics.json`` holds the reward curve and per-step pass
@@ -35,9 +39,10 @@ from compoworld_assets.engine.rewards import (
     CRITERION_WEIGHTS_COLUMN,
     cfrr_reward,
 )
+from compoworld_assets.engine.rollout.budgets import EpisodeBudget, TokenCounter, fit_budget, oracle_needs
 from compoworld_assets.engine.rollout.environment import ToolEnvironment
 from compoworld_assets.engine.rollout.policy import tool_call_message
-from training.chat_template import parse_tool_calls, tool_turn_text
+from training.chat_template import parse_tool_calls, token_counter, tool_turn_text
 from training.common import (
     configure_cpu_threads,
     load_model,
@@ -54,9 +59,13 @@ class GRPOScriptConfig:
     rl_file: str = field(default="", metadata={"help": "RL task file (training.data); its services file beside it."})
     model: str | None = field(default=None, metadata={"help": "Checkpoint folder or model id; default: base model."})
     base_model_cache: str | None = None
-    max_turns: int = field(default=3, metadata={"help": "Assistant turns per rollout."})
+    max_turns: int | None = field(default=None, metadata={
+        "help": "Assistant turns per rollout; None (default): the oracle's turns on the RL tasks plus slack."})
     max_tool_result_tokens: int | None = field(default=None, metadata={
         "help": "Cut tool results to this many tokens; None (default) shows them whole, as SFT and evaluation do."})
+    on_short_budget: str = field(default="extend", metadata={
+        "help": "A limit below the oracle's need on some RL task: 'extend' raises it to the derived budget "
+                "(recorded in metrics.json), 'raise' stops the run."})
     cfrr_epsilon: float = 0.05
     full_completion_bonus: float = 0.1
 
@@ -69,7 +78,7 @@ class CompoGRPOConfig(GRPOConfig):
     max_steps: int = 8
     num_generations: int | None = 4
     per_device_train_batch_size: int = 4
-    max_completion_length: int | None = 80
+    max_completion_length: int | None = None  # None: the oracle's generated tokens plus slack (rollout_budget)
     learning_rate: float = 5e-6
     temperature: float = 1.0
     bf16: bool | None = None  # None: native bf16 where the CPU has it, else fp32 (training.common.resolve_precision)
@@ -182,6 +191,16 @@ def _rate(values: list[bool]) -> float:
     return sum(values) / len(values)
 
 
+def rollout_budget(tasks: list[RLTask], world_factory: Any, count_tokens: TokenCounter, on_short: str = "extend",
+                   **limits: int | None) -> tuple[EpisodeBudget, list[str]]:
+    """The budget of the RL tasks: the oracle's needs in each task's mode plus slack, explicit ``limits``
+    (``max_steps``, ``max_completion_tokens``, ``max_tool_result_tokens``) in its place
+    (:func:`~compoworld_assets.engine.rollout.budgets.fit_budget`), and what was extended."""
+    needs = [need for mode in sorted({t.mode for t in tasks})
+             for need in oracle_needs([t.task for t in tasks if t.mode == mode], world_factory, mode, count_tokens)]
+    return fit_budget(needs, on_short=on_short, **limits)
+
+
 def run_grpo(script: GRPOScriptConfig, config: CompoGRPOConfig) -> dict[str, Any]:
     from functools import partial
 
@@ -199,7 +218,14 @@ def run_grpo(script: GRPOScriptConfig, config: CompoGRPOConfig) -> dict[str, Any
     reward = partial(cfrr_reward, epsilon=script.cfrr_epsilon, full_completion_bonus=script.full_completion_bonus)
     reward.__name__ = "cfrr"
     with read_services(services_path(script.rl_file)).world_factory() as factory:
-        rollouts = ToolRollouts(tasks, factory, tokenizer, script.max_turns, script.max_tool_result_tokens)
+        budget, extended = rollout_budget(tasks, factory, token_counter(tokenizer), script.on_short_budget,
+                                          max_steps=script.max_turns,
+                                          max_completion_tokens=config.max_completion_length,
+                                          max_tool_result_tokens=script.max_tool_result_tokens)
+        for note in extended:
+            print(f"GRPO budget: {note}", flush=True)
+        config.max_completion_length = budget.max_completion_tokens
+        rollouts = ToolRollouts(tasks, factory, tokenizer, budget.max_steps, budget.max_tool_result_tokens)
         trainer = GRPOTrainer(model=load_model(model_dir), reward_funcs=[reward], args=config,
                               train_dataset=dataset, processing_class=tokenizer, rollout_func=rollouts)
         started = time.monotonic()
@@ -209,6 +235,7 @@ def run_grpo(script: GRPOScriptConfig, config: CompoGRPOConfig) -> dict[str, Any
     tokenizer.save_pretrained(config.output_dir)
     rewards = [{"step": e["step"], "reward": e["reward"]} for e in trainer.state.log_history if "reward" in e]
     metrics = {"method": "grpo", "steps": trainer.state.global_step, "reward": rewards,
+               "budget": {**budget.as_dict(), "extended": extended},
                "per_step": [step_summary(records) for records in rollouts.step_records],
                "wall_time_s": round(wall, 2)}
     write_json(Path(config.output_dir) / "metrics.json", metrics)

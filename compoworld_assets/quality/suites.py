@@ -16,13 +16,14 @@ from typing import get_args
 import polars as pl
 
 from compoworld_assets.engine.service_build import Stage
+from compoworld_assets.engine.tasks.model import Split
 
 CRITICAL = "critical"
 WARNING = "warning"
 
 EFFECTS = ["create", "read", "list", "search", "update", "delete", "action"]
 SOURCE_KINDS = ["builtin", "openai", "bfcl", "openapi", "mcp", "compoworld"]
-SPLITS = ["train", "rl", "heldout"]
+SPLITS = list(get_args(Split))
 BUILD_FAILURE_STAGES = list(get_args(Stage))
 WORLD_MODEL_SHARE_CEILING = 0.3
 
@@ -211,7 +212,7 @@ SAMPLED_TASKS = _suite(
     "rollouts and datasets read tasks by these columns",
     _rows_at_least(1, "a round without tasks has nothing to roll out"),
     _unique("plan_hash", "one plan sampled twice in a round is a duplicate task"),
-    _in_set("split", SPLITS, "the three splits of the task model"),
+    _in_set("split", SPLITS, "the splits of the task model"),
     _between("n_services", "tasks are compositional: at least two services", min_value=2),
     _between("n_steps", "a plan has at least two steps", min_value=2),
     _between("n_write_steps", "write-step counts are counts", min_value=0),
@@ -261,7 +262,7 @@ VERIFIED_TRAJECTORIES = _suite(
     ["trajectory_id", "task_id", "round", "split", "replay_identical", "rubric_score", "passed", "mismatches",
      "criteria_json", "sample_json"],
     "the datasets keep trajectories by these columns",
-    _in_set("split", SPLITS, "the three splits of the task model"),
+    _in_set("split", SPLITS, "the splits of the task model"),
     _between("rubric_score", "a rubric score is a weighted share", min_value=0.0, max_value=1.0),
     Expect("ExpectColumnPairValuesToBeInSet",
            {"column_A": "passed", "column_B": "replay_identical",

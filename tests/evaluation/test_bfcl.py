@@ -89,3 +89,38 @@ def test_multi_turn_loop_runs_calls_on_the_backend_and_feeds_results_back():
     assert len(seen_tool_results) == len(entry["question"])
     assert all("current_working_directory" in r for r in seen_tool_results)
     assert run.details["samples"][0]["calls_per_turn"][0] == [["pwd()"]]
+
+
+def test_multi_turn_steps_stop_at_bfcls_own_limit():
+    from bfcl_eval.constants.default_prompts import MAXIMUM_STEP_LIMIT
+
+    assert bfcl.steps_per_turn() == MAXIMUM_STEP_LIMIT + 1
+    entry = bfcl.sample_entries("multi_turn_base", 1, 3)[0]
+
+    async def always_pwd(**kwargs):
+        call = {"id": "c", "type": "function", "function": {"name": "pwd", "arguments": "{}"}}
+        return {"choices": [{"message": {"role": "assistant", "content": "", "tool_calls": [call]}}]}
+
+    run = bfcl.evaluate_bfcl(ENDPOINT, [1], ("multi_turn_base",), 1, 3, completion_fn=always_pwd)
+    steps = run.details["samples"][0]["calls_per_turn"]
+    assert [len(turn) for turn in steps] == [bfcl.steps_per_turn()] * len(entry["question"])
+    assert run.details["budget"]["max_steps_per_turn"] == bfcl.steps_per_turn()
+
+
+def test_tokens_per_turn_come_from_the_ground_truth_and_the_self_test_checks_them():
+    categories = ("simple_python", "parallel_multiple", "irrelevance")
+    entries = [e for c in categories for e in bfcl.sample_entries(c, 3, 0)]
+    longest = max(n for e in entries for n in bfcl.gold_turn_tokens(e))
+    derived = bfcl.gold_max_tokens(entries)
+    assert derived > longest > 0
+    asked = []
+
+    async def silent(**kwargs):
+        asked.append(kwargs["max_tokens"])
+        return {"choices": [{"message": {"role": "assistant", "content": "No."}}]}
+
+    run = bfcl.evaluate_bfcl(ENDPOINT, [1], categories, 3, 0, completion_fn=silent)
+    assert set(asked) == {derived} and run.details["budget"]["max_tokens"] == derived
+    assert bfcl.bfcl_self_test(categories, 3, 0).ok
+    short = bfcl.bfcl_self_test(categories, 3, 0, max_tokens=longest - 1)
+    assert not short.ok and any(f.endswith(f"tokens > max_tokens {longest - 1}") for f in short.failures)

@@ -1,8 +1,14 @@
-"""Held-out CompoWorld tasks: the oracle self-test passes, a model that never calls a tool scores 0."""
+"""Held-out CompoWorld tasks: the oracle self-test passes under the model's budget, a model that never calls a
+tool scores 0."""
 
 import pytest
 
-from compoworld_assets.engine.evaluation.heldout import evaluate_heldout, heldout_self_test, select_heldout
+from compoworld_assets.engine.evaluation.heldout import (
+    evaluate_heldout,
+    heldout_budget,
+    heldout_self_test,
+    select_heldout,
+)
 from compoworld_assets.engine.evaluation.results import ModelEndpoint, score_rows
 from compoworld_assets.engine.evaluation.suite import library_heldout_world
 
@@ -13,7 +19,8 @@ def test_oracle_passes_and_a_chatty_model_fails_every_heldout_task():
     heldout = select_heldout(tasks, 3)
     assert heldout and all(t.split == "heldout" for t in heldout)
     with factory:
-        assert heldout_self_test(heldout, factory).ok
+        budget = heldout_budget(heldout, factory)
+        assert heldout_self_test(heldout, factory, budget=budget).ok
 
         async def chatty(**kwargs):
             assert kwargs["seed"] in (5, 6) and kwargs["tools"]
@@ -24,6 +31,7 @@ def test_oracle_passes_and_a_chatty_model_fails_every_heldout_task():
     assert rows["success"]["mean"] == 0.0 and rows["made_tool_call"]["mean"] == 0.0
     assert (rows["success"]["n"], rows["success"]["k"]) == (len(heldout), 2)
     assert run.details["finish_reasons"] == {"stop": 2 * len(heldout)}
+    assert run.details["budget"] == budget.as_dict()
     first = run.details["samples"][0]
     assert (first["seed"], first["finish_reason"], first["calls"]) == (5, "stop", [])
     assert any(metric.startswith("success[") for metric in rows)

@@ -4,6 +4,7 @@ import json
 
 import pytest
 
+from compoworld_assets.engine.rollout.budgets import assistant_text
 from training.chat_template import TRAINING_CHAT_TEMPLATE, parse_tool_calls, tool_turn_text
 from training.data import first_oracle_call, read_sft_file
 
@@ -31,10 +32,49 @@ def render(messages, tools=None, **kwargs):
 
 def test_renders_tools_calls_and_tool_turns():
     text = render(MESSAGES, TOOLS)
-    assert text.startswith("<|im_start|>system\nBe precise.\n\nTools:\n- crm_get_contact(contact_id: string)\n")
+    assert text.startswith("<|im_start|>system\nBe precise.\n\nTools:\n- crm_get_contact: Get a contact.\n"
+                           "  contact_id: string\n  verbose?: boolean\nTo call a tool, answer with <tool_call>")
     assert ('<|im_start|>assistant\n<tool_call>{"name": "crm_get_contact", "arguments": {"contact_id": '
             '"cont_0001"}}</tool_call><|im_end|>\n<|im_start|>tool\n{"success": true}<|im_end|>\n') in text
     assert text.endswith("<|im_start|>assistant\nDone.<|im_end|>\n")
+
+
+def test_every_parameter_shows_its_type_default_and_description():
+    tool = {"type": "function", "function": {"name": "book", "description": "Book a trip.\nFast.", "parameters": {
+        "type": "object", "required": ["city", "missing"], "properties": {
+            "when": {"type": "string", "format": "date", "default": "today", "description": "Departure day."},
+            "city": {"type": "string", "description": "Where to."},
+            "unit": {"type": "string", "enum": ["km", "mi"]},
+            "stops": {"type": "array", "items": {"type": "object", "required": ["name"],
+                                                 "properties": {"name": {"type": "string"}, "nights": {}}}},
+            "seats": {"type": ["integer", "null"], "default": 1}}}}}
+    text = render(MESSAGES[1:2], [tool])
+    assert text.split("Tools:\n", 1)[1].split("\nTo call a tool", 1)[0] == (
+        "- book: Book a trip. Fast.\n"
+        "  city: string — Where to.\n"
+        "  missing: any\n"
+        '  when?: string = "today" — Departure day.\n'
+        '  unit?: "km"|"mi"\n'
+        "  stops?: {name: string, nights?: any}[]\n"
+        "  seats?: integer|null = 1")
+
+
+def test_an_assistant_turn_renders_as_the_budgets_count_it():
+    text = render(MESSAGES[:3], TOOLS)
+    assert text.endswith("<|im_start|>assistant\n" + assistant_text(MESSAGES[2]) + "<|im_end|>\n")
+
+
+def test_bfcl_prompts_show_every_parameter_the_ground_truth_uses():
+    bfcl = pytest.importorskip("compoworld_assets.engine.evaluation.bfcl")
+    pytest.importorskip("bfcl_eval")
+    unseen = []
+    for entry in bfcl.load_entries("simple_python"):
+        tools, _ = bfcl.openai_tools(entry["function"])
+        system = render([{"role": "user", "content": "q"}], tools).split("<|im_end|>", 1)[0]
+        for answer in entry["ground_truth"]:
+            for options in answer.values():
+                unseen += [(entry["id"], name) for name in options if f"\n  {name}" not in system]
+    assert unseen == []
 
 
 def test_default_system_prompt_and_generation_prompt():

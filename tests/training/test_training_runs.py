@@ -60,6 +60,9 @@ def test_grpo_runs_with_the_rubric_reward(demo_files, tiny_model_dir, tmp_path):
     config = CompoGRPOConfig(output_dir=str(tmp_path / "grpo"), max_steps=1, max_completion_length=16)
     metrics = run_grpo(script, config)
     assert metrics["steps"] == 1 and len(metrics["reward"]) == 1 and math.isfinite(metrics["reward"][0]["reward"])
+    budget = metrics["budget"]  # 16 tokens cannot hold one tool call: raised to the derived budget
+    assert budget["max_completion_tokens"] > 16 and budget["max_steps"] >= 3
+    assert any(note.startswith("max_completion_tokens=16 is below") for note in budget["extended"])
     [step] = metrics["per_step"]
     assert step["rollouts"] == 4 and step["pass_rate_by_kind"]
     assert all(0.0 <= rate <= 1.0 for rate in step["pass_rate_by_criterion"].values())

@@ -44,12 +44,13 @@ SCORE_SCHEMA = {"benchmark": pl.Utf8, "model": pl.Utf8, "metric": pl.Utf8, "mean
 class EvaluationConfig(dg.Config):
     seeds: list[int] = Field(default_factory=lambda: [1, 2, 3], description="k seeds, forwarded to every call.")
     temperature: float = Field(default=0.7, description="Sampling temperature (0: greedy; seeds then agree).")
-    max_tokens: int = 128
+    max_tokens: int | None = Field(default=None, description="Tokens per turn; None: derived from each benchmark's "
+                                   "sample (the oracle's or the ground truth's longest turn plus slack).")
     sample_seed: int = 0
     bootstrap_seed: int = 0
     heldout_tasks: int = 20
     heldout_mode: str = "direct"
-    heldout_max_steps: int = 8
+    heldout_max_steps: int | None = Field(default=None, description="None: the oracle's turns plus slack.")
     task_round: str | None = Field(default=None, description="Draw held-out tasks from this round only.")
     mount_size: int = 15
     bfcl_categories: list[str] = Field(default_factory=lambda: list(bfcl.DEFAULT_CATEGORIES))

@@ -4,8 +4,13 @@
   model call with the entry's function docs as OpenAI tools; the tool calls are scored by BFCL's
   ``ast_checker`` (irrelevance categories: correct when the model calls nothing).
 * Multi-turn categories: the model is asked turn by turn; its calls run on BFCL's executable
-  backends (results fed back as tool messages, at most ``max_steps_per_turn`` steps a turn), and
-  the decoded calls are scored by ``multi_turn_checker`` (state and response checks per turn).
+  backends (results fed back as tool messages; a turn ends when the model calls nothing, or after
+  BFCL's own step limit, :func:`steps_per_turn`), and the decoded calls are scored by
+  ``multi_turn_checker`` (state and response checks per turn).
+
+Tokens per model turn are derived from the sample (:func:`gold_max_tokens`): the longest ground-truth
+turn, written as a model writes it, plus slack (``rollout/budgets.py``); the self-test checks every
+gold turn fits the limits the model gets.
 
 BFCL's ``ast_checker`` module imports a config that imports every provider SDK; a stub replaces
 ``bfcl_eval.constants.model_config`` in ``sys.modules`` first (names are mapped back here, so the
@@ -26,6 +31,7 @@ import importlib
 import inspect
 import itertools
 import json
+import math
 import random
 import re
 import sys
@@ -39,6 +45,14 @@ from compoworld_assets.engine.evaluation.results import (
     BenchmarkRun,
     ModelEndpoint,
     SelfTest,
+)
+from compoworld_assets.engine.rollout.budgets import (
+    DEFAULT_SLACK,
+    END_OF_TURN_TOKENS,
+    Slack,
+    TokenCounter,
+    assistant_text,
+    estimated_tokens,
 )
 from compoworld_assets.engine.rollout.llm import CompletionFn, litellm_completion
 
@@ -61,6 +75,14 @@ def data_dir() -> Path:
 
 def _json_lines(path: Path) -> list[dict[str, Any]]:
     return [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line.strip()]
+
+
+def steps_per_turn() -> int:
+    """BFCL's multi-turn step limit: its handler ends a turn once more than ``MAXIMUM_STEP_LIMIT`` (20)
+    steps with calls have run, so a turn holds at most ``MAXIMUM_STEP_LIMIT + 1`` of them."""
+    from bfcl_eval.constants.default_prompts import MAXIMUM_STEP_LIMIT
+
+    return MAXIMUM_STEP_LIMIT + 1
 
 
 def is_multi_turn(category: str) -> bool:
@@ -269,18 +291,27 @@ async def run_multi_turn(entry: dict[str, Any], policy: Any, run_name: str,
 
 
 def evaluate_bfcl(endpoint: ModelEndpoint, seeds: Sequence[int], categories: Sequence[str] = DEFAULT_CATEGORIES,
-                  per_category: int | None = 3, sample_seed: int = 0, max_steps_per_turn: int = 3,
-                  completion_fn: CompletionFn = litellm_completion) -> BenchmarkRun:
-    """Accuracy per entry (``accuracy``) and per category (``accuracy[<category>]``) under every seed."""
+                  per_category: int | None = 3, sample_seed: int = 0, max_steps_per_turn: int | None = None,
+                  completion_fn: CompletionFn = litellm_completion,
+                  count_tokens: TokenCounter = estimated_tokens) -> BenchmarkRun:
+    """Accuracy per entry (``accuracy``) and per category (``accuracy[<category>]``) under every seed.
+
+    Tokens per turn: the endpoint's ``max_tokens`` when set, else :func:`gold_max_tokens` over the
+    sample; steps per multi-turn turn: ``max_steps_per_turn``, else BFCL's own (:func:`steps_per_turn`).
+    """
+    samples = {category: sample_entries(category, per_category, sample_seed) for category in categories}
+    max_tokens = endpoint.max_tokens or gold_max_tokens([e for es in samples.values() for e in es], count_tokens)
+    steps = max_steps_per_turn or steps_per_turn()
     run = BenchmarkRun(benchmark=BENCHMARK, model=endpoint.name, seeds=list(seeds), success_metric="accuracy",
-                       details={"categories": list(categories), "per_category": per_category})
-    for category in categories:
-        for entry in sample_entries(category, per_category, sample_seed):
+                       details={"categories": list(categories), "per_category": per_category,
+                                "budget": {"max_tokens": max_tokens, "max_steps_per_turn": steps}})
+    for category, entries in samples.items():
+        for entry in entries:
             for seed in seeds:
-                policy = endpoint.policy(seed, completion_fn)
+                policy = endpoint.policy(seed, completion_fn, max_tokens=max_tokens)
                 if is_multi_turn(category):
                     correct, observed = asyncio.run(run_multi_turn(entry, policy, _new_run_name(endpoint.name, seed),
-                                                                   max_steps_per_turn))
+                                                                   steps))
                 else:
                     correct, observed = asyncio.run(run_single_turn(entry, category, policy))
                 run.sample(entry["id"], seed, correct, **observed)
@@ -290,11 +321,18 @@ def evaluate_bfcl(endpoint: ModelEndpoint, seeds: Sequence[int], categories: Seq
 
 
 def gold_arguments(options: dict[str, list[Any]]) -> dict[str, Any]:
-    """One correct argument set from BFCL's possible answers (an optional parameter, marked by "", is left out).
+    """One correct argument set from BFCL's possible answers (an optional parameter, marked by "", is left out,
+    and so is one with no possible answer at all, as two ``live_simple`` entries have).
 
-    A dict-valued parameter's possible answer is itself a dict of option lists, also inside lists.
+    A dict-valued parameter's possible answer is itself a dict of option lists, also inside lists; a few
+    nested answers are a bare value instead of a list of options.
     """
-    return {name: _gold_value(values[0]) for name, values in options.items() if "" not in values}
+    chosen = {}
+    for name, values in options.items():
+        values = values if isinstance(values, list) else [values]
+        if values and "" not in values:
+            chosen[name] = _gold_value(values[0])
+    return chosen
 
 
 def _gold_value(value: Any) -> Any:
@@ -332,22 +370,50 @@ def parse_call_string(call: str, entry: dict[str, Any]) -> tuple[str, dict[str, 
     return name, arguments
 
 
+def gold_turns(entry: dict[str, Any]) -> list[list[tuple[str, dict[str, Any]]]]:
+    """The ground truth's calls as (BFCL name, arguments) per turn (multi-turn: every turn, empty ones too)."""
+    if entry.get("ground_truth") is None:
+        return []
+    if entry["id"].startswith("multi_turn"):
+        return [[parse_call_string(call, entry) for call in turn] for turn in entry["ground_truth"]]
+    _, names = openai_tools(entry["function"])
+    return [decoded_calls(gold_single_turn_message(entry), names)]
+
+
+def gold_turn_tokens(entry: dict[str, Any], count_tokens: TokenCounter = estimated_tokens) -> list[int]:
+    """Tokens of each gold turn written as a model writes it (every call of the turn in one message)."""
+    return [count_tokens(assistant_text({"tool_calls": [
+        {"function": {"name": openai_name(name), "arguments": json.dumps(arguments, ensure_ascii=False)}}
+        for name, arguments in turn]})) + END_OF_TURN_TOKENS for turn in gold_turns(entry) if turn]
+
+
+def gold_max_tokens(entries: Sequence[dict[str, Any]], count_tokens: TokenCounter = estimated_tokens,
+                    slack: Slack = DEFAULT_SLACK) -> int:
+    """Tokens per turn for ``entries``: the longest gold turn times ``slack.factor``, plus ``slack.tokens``."""
+    longest = max((n for entry in entries for n in gold_turn_tokens(entry, count_tokens)), default=0)
+    return math.ceil(longest * slack.factor) + slack.tokens
+
+
 def bfcl_self_test(categories: Sequence[str] = DEFAULT_CATEGORIES, per_category: int | None = 3,
-                   sample_seed: int = 0) -> SelfTest:
-    """Ground truth through the same decoding and checkers: every entry must score as correct."""
-    failures, total = [], 0
-    for category in categories:
-        for entry in sample_entries(category, per_category, sample_seed):
-            total += 1
-            if is_multi_turn(category):
-                decoded = []
-                for turn in entry["ground_truth"]:
-                    message_calls = [parse_call_string(call, entry) for call in turn]
-                    decoded.append([[call_string(name, args) for name, args in message_calls]] if turn else [])
-                correct = score_multi_turn(entry, decoded, _new_run_name("gold", 0))
-            else:
-                _, names = openai_tools(entry["function"])
-                correct = score_single_turn(entry, category, decoded_calls(gold_single_turn_message(entry), names))
-            if not correct:
-                failures.append(entry["id"])
-    return SelfTest(name="ground_truth", passed=total - len(failures), total=total, failures=failures)
+                   sample_seed: int = 0, max_tokens: int | None = None,
+                   count_tokens: TokenCounter = estimated_tokens) -> SelfTest:
+    """Ground truth through the same decoding and checkers: every entry must score as correct, and every
+    gold turn must fit ``max_tokens`` (the limit the model gets; None: derived from the sample)."""
+    samples = [(category, entry) for category in categories
+               for entry in sample_entries(category, per_category, sample_seed)]
+    if max_tokens is None:
+        max_tokens = gold_max_tokens([entry for _, entry in samples], count_tokens)
+    failures = []
+    for category, entry in samples:
+        turns = gold_turns(entry)
+        if is_multi_turn(category):
+            decoded = [[[call_string(name, args) for name, args in turn]] if turn else [] for turn in turns]
+            correct = score_multi_turn(entry, decoded, _new_run_name("gold", 0))
+        else:
+            correct = score_single_turn(entry, category, turns[0] if turns else [])
+        longest = max(gold_turn_tokens(entry, count_tokens), default=0)
+        if not correct:
+            failures.append(f"{entry['id']}: the ground truth scored as wrong")
+        elif longest > max_tokens:
+            failures.append(f"{entry['id']}: a gold turn needs {longest} tokens > max_tokens {max_tokens}")
+    return SelfTest(name="ground_truth", passed=len(samples) - len(failures), total=len(samples), failures=failures)

@@ -8,7 +8,10 @@ then each trajectory is replayed on a fresh world and scored on its rubric. Metr
 * ``made_tool_call``: the episode contains at least one tool call (format competence);
 * ``success[<capability>]``: ``success`` restricted to tasks exercising that capability.
 
-The self-test rolls the oracle (the task's own plan) out on the same tasks: every one must pass.
+Budgets (assistant turns, tokens per turn) come from the tasks: :func:`heldout_budget` measures the
+oracle (the task's own plan) in the same environment and adds slack (``rollout/budgets.py``); a
+limit set explicitly takes its place. The self-test rolls the oracle out on the same tasks under
+the same budget the model gets: every episode must fit it, replay identically and pass.
 """
 
 from __future__ import annotations
@@ -21,9 +24,21 @@ from collections.abc import Sequence
 from compoworld_assets.engine.agents.interface import DiscoverMode
 from compoworld_assets.engine.agents.world import WorldFactory
 from compoworld_assets.engine.evaluation.results import BenchmarkRun, ModelEndpoint, SelfTest
+from compoworld_assets.engine.rollout.budgets import (
+    DEFAULT_SLACK,
+    EpisodeBudget,
+    Slack,
+    TokenCounter,
+    derive_budget,
+    episode_need,
+    estimated_tokens,
+    exceeded,
+    oracle_needs,
+    oracle_trajectories,
+    with_overrides,
+)
 from compoworld_assets.engine.rollout.engine import run_rollouts
 from compoworld_assets.engine.rollout.llm import CompletionFn, litellm_completion
-from compoworld_assets.engine.rollout.policy import OraclePolicy
 from compoworld_assets.engine.rollout.verify import VerifiedTrajectory, verify_trajectory
 from compoworld_assets.engine.tasks.model import Task
 
@@ -42,20 +57,33 @@ def is_success(verified: VerifiedTrajectory) -> bool:
     return verified.replay_identical and bool(verified.criteria) and all(c.passed for c in verified.criteria)
 
 
+def heldout_budget(tasks: Sequence[Task], world_factory: WorldFactory, mode: DiscoverMode = "direct",
+                   count_tokens: TokenCounter = estimated_tokens, slack: Slack = DEFAULT_SLACK, *,
+                   max_steps: int | None = None, max_tokens: int | None = None) -> EpisodeBudget:
+    """The oracle's needs on ``tasks`` plus ``slack``; ``max_steps``/``max_tokens``, when set, take their place."""
+    derived = derive_budget(oracle_needs(tasks, world_factory, mode, count_tokens), slack)
+    return with_overrides(derived, max_steps=max_steps, max_tokens=max_tokens)
+
+
 def evaluate_heldout(tasks: Sequence[Task], world_factory: WorldFactory, endpoint: ModelEndpoint,
-                     seeds: Sequence[int], *, mode: DiscoverMode = "direct", max_steps: int = 8,
+                     seeds: Sequence[int], *, mode: DiscoverMode = "direct", budget: EpisodeBudget | None = None,
                      concurrency: int = 1, episode_timeout_s: float = 900.0,
                      completion_fn: CompletionFn = litellm_completion) -> BenchmarkRun:
-    """Roll ``tasks`` out with ``endpoint`` under every seed and score each trajectory by replay."""
+    """Roll ``tasks`` out with ``endpoint`` under every seed and score each trajectory by replay.
+
+    ``budget`` defaults to :func:`heldout_budget` (the endpoint's ``max_tokens``, when set, in its place).
+    """
+    if budget is None:
+        budget = heldout_budget(tasks, world_factory, mode, max_tokens=endpoint.max_tokens)
     run = BenchmarkRun(benchmark=BENCHMARK, model=endpoint.name, seeds=list(seeds),
-                       details={"mode": mode, "max_steps": max_steps, "finish_reasons": {}})
+                       details={"mode": mode, "budget": budget.as_dict(), "finish_reasons": {}})
     for seed in seeds:
         def policy_factory(task: Task, _mode: DiscoverMode, seed: int = seed):
-            return endpoint.policy(seed, completion_fn)
+            return endpoint.policy(seed, completion_fn, max_tokens=budget.max_tokens)
 
         trajectories = asyncio.run(run_rollouts(list(tasks), policy_factory, world_factory, mode=mode,
                                                 concurrency=concurrency, episode_timeout_s=episode_timeout_s,
-                                                max_steps=max_steps, max_retries=1))
+                                                max_steps=budget.max_steps, max_retries=1))
         for task, trajectory in zip(tasks, trajectories, strict=True):
             verified = verify_trajectory(task, trajectory, world_factory)
             success = is_success(verified)
@@ -74,10 +102,22 @@ def evaluate_heldout(tasks: Sequence[Task], world_factory: WorldFactory, endpoin
 
 
 def heldout_self_test(tasks: Sequence[Task], world_factory: WorldFactory, mode: DiscoverMode = "direct",
+                      budget: EpisodeBudget | None = None, count_tokens: TokenCounter = estimated_tokens,
                       concurrency: int = 1) -> SelfTest:
-    """The oracle policy on ``tasks``: every trajectory must replay identically and pass every criterion."""
-    trajectories = asyncio.run(run_rollouts(list(tasks), OraclePolicy, world_factory, mode=mode,
-                                            concurrency=concurrency))
-    failures = [task.task_id for task, trajectory in zip(tasks, trajectories, strict=True)
-                if not is_success(verify_trajectory(task, trajectory, world_factory))]
+    """The oracle on ``tasks`` under ``budget`` (default: :func:`heldout_budget`), the limits the model gets:
+    every episode must fit them, replay identically and pass every criterion.
+
+    A failure reads ``<task id>: <why>``, e.g. ``a turn needs 140 tokens > max_tokens 96``.
+    """
+    if budget is None:
+        budget = heldout_budget(tasks, world_factory, mode, count_tokens)
+    trajectories = oracle_trajectories(tasks, world_factory, mode, max_steps=budget.max_steps,
+                                       concurrency=concurrency)
+    failures = []
+    for task, trajectory in zip(tasks, trajectories, strict=True):
+        reasons = exceeded(episode_need(trajectory, count_tokens), budget)
+        if not is_success(verify_trajectory(task, trajectory, world_factory)):
+            reasons.append(f"the oracle failed (finish: {trajectory.finish_reason})")
+        if reasons:
+            failures.append(f"{task.task_id}: {'; '.join(reasons)}")
     return SelfTest(name="oracle_replay", passed=len(tasks) - len(failures), total=len(tasks), failures=failures)

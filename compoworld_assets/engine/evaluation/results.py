@@ -20,6 +20,8 @@ ROW_COLUMNS = ("benchmark", "model", "metric", "mean", "ci_low", "ci_high", "n",
 # Episodes whose observed behaviour is kept in ``details["samples"]``, to read failures by.
 MAX_SAMPLES = 24
 SAMPLE_TEXT_CHARS = 200
+# Tokens per turn for a benchmark that derives no budget of its own (τ²) when the endpoint sets none.
+DEFAULT_MAX_TOKENS = 512
 
 
 @dataclass(frozen=True)
@@ -31,14 +33,20 @@ class ModelEndpoint:
     api_base: str | None = None
     api_key: str | None = None
     temperature: float = 0.0
-    max_tokens: int = 128
+    max_tokens: int | None = None  # None: each benchmark's own per-turn budget (derived from its tasks)
     request_timeout_s: float = 600.0
 
-    def policy(self, seed: int, completion_fn: CompletionFn = litellm_completion) -> LLMPolicy:
-        """A policy whose every call carries ``seed`` (servers that honour it sample reproducibly)."""
+    def policy(self, seed: int, completion_fn: CompletionFn = litellm_completion,
+               max_tokens: int | None = None) -> LLMPolicy:
+        """A policy whose every call carries ``seed`` (servers that honour it sample reproducibly).
+
+        Tokens per turn: ``max_tokens`` (a benchmark's budget), else the endpoint's, else
+        :data:`DEFAULT_MAX_TOKENS`.
+        """
+        limit = max_tokens if max_tokens is not None else self.max_tokens
         return LLMPolicy(self.model, api_base=self.api_base, api_key=self.api_key, temperature=self.temperature,
-                         max_tokens=self.max_tokens, request_timeout_s=self.request_timeout_s,
-                         completion_fn=completion_fn, extra={"seed": seed})
+                         max_tokens=DEFAULT_MAX_TOKENS if limit is None else limit,
+                         request_timeout_s=self.request_timeout_s, completion_fn=completion_fn, extra={"seed": seed})
 
 
 @dataclass(frozen=True)

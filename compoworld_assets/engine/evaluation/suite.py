@@ -13,6 +13,7 @@ from typing import Any
 from compoworld_assets.engine.agents.world import WorldFactory
 from compoworld_assets.engine.evaluation import bfcl, heldout, tau2
 from compoworld_assets.engine.evaluation.results import ModelEndpoint, SelfTest, score_rows, self_test_rows
+from compoworld_assets.engine.rollout.budgets import TokenCounter, estimated_tokens
 from compoworld_assets.engine.tasks.model import Task
 
 BENCHMARKS = (heldout.BENCHMARK, bfcl.BENCHMARK, tau2.BENCHMARK)
@@ -26,10 +27,10 @@ class SuiteSettings:
     bootstrap_seed: int = 0
     heldout_tasks: int | None = 10
     heldout_mode: str = "direct"
-    heldout_max_steps: int = 8
+    heldout_max_steps: int | None = None  # None: derived from the tasks (heldout.heldout_budget)
     bfcl_categories: tuple[str, ...] = bfcl.DEFAULT_CATEGORIES
     bfcl_per_category: int | None = 3
-    bfcl_max_steps_per_turn: int = 3
+    bfcl_max_steps_per_turn: int | None = None  # None: BFCL's own limit (bfcl.steps_per_turn)
     tau2_task_sets: tuple[str, ...] = tau2.DEFAULT_TASK_SETS
     tau2_per_task_set: int | None = 3
     tau2_max_steps: int = 8
@@ -46,8 +47,14 @@ class BenchmarkOutcome:
 
 def run_benchmark(benchmark: str, endpoint: ModelEndpoint, settings: SuiteSettings,
                   heldout_world: tuple[Sequence[Task], WorldFactory] | None = None,
-                  user_endpoint: ModelEndpoint | None = None) -> BenchmarkOutcome:
-    """Score ``endpoint`` on one benchmark and run that benchmark's self-test on the same sample."""
+                  user_endpoint: ModelEndpoint | None = None,
+                  count_tokens: TokenCounter = estimated_tokens) -> BenchmarkOutcome:
+    """Score ``endpoint`` on one benchmark and run that benchmark's self-test on the same sample.
+
+    Held-out and BFCL budgets are derived from the sample (the oracle's or the ground truth's needs plus
+    slack; ``count_tokens``: the model's tokenizer when at hand) unless ``settings``/``endpoint`` set them;
+    each self-test checks the gold answers fit the budget the model got.
+    """
     started = time.monotonic()
     if benchmark == heldout.BENCHMARK:
         if heldout_world is None:
@@ -55,13 +62,16 @@ def run_benchmark(benchmark: str, endpoint: ModelEndpoint, settings: SuiteSettin
         tasks = heldout.select_heldout(heldout_world[0], settings.heldout_tasks, settings.sample_seed)
         if not tasks:
             raise ValueError("no held-out tasks to evaluate on (every task is in train or rl)")
+        budget = heldout.heldout_budget(tasks, heldout_world[1], settings.heldout_mode, count_tokens,
+                                        max_steps=settings.heldout_max_steps, max_tokens=endpoint.max_tokens)
         run = heldout.evaluate_heldout(tasks, heldout_world[1], endpoint, settings.seeds, mode=settings.heldout_mode,
-                                       max_steps=settings.heldout_max_steps)
-        tests = [heldout.heldout_self_test(tasks, heldout_world[1], mode=settings.heldout_mode)]
+                                       budget=budget)
+        tests = [heldout.heldout_self_test(tasks, heldout_world[1], settings.heldout_mode, budget, count_tokens)]
     elif benchmark == bfcl.BENCHMARK:
         run = bfcl.evaluate_bfcl(endpoint, settings.seeds, settings.bfcl_categories, settings.bfcl_per_category,
-                                 settings.sample_seed, settings.bfcl_max_steps_per_turn)
-        tests = [bfcl.bfcl_self_test(settings.bfcl_categories, settings.bfcl_per_category, settings.sample_seed)]
+                                 settings.sample_seed, settings.bfcl_max_steps_per_turn, count_tokens=count_tokens)
+        tests = [bfcl.bfcl_self_test(settings.bfcl_categories, settings.bfcl_per_category, settings.sample_seed,
+                                     max_tokens=run.details["budget"]["max_tokens"], count_tokens=count_tokens)]
     elif benchmark == tau2.BENCHMARK:
         run = tau2.evaluate_tau2(endpoint, settings.seeds, settings.tau2_task_sets, settings.tau2_per_task_set,
                                  settings.sample_seed, settings.tau2_max_steps, settings.tau2_max_user_turns,

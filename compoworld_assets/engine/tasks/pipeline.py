@@ -25,7 +25,12 @@ from compoworld_assets.engine.tasks.instructions import InstructionWriter
 from compoworld_assets.engine.tasks.model import Plan, Task
 from compoworld_assets.engine.tasks.plan_exec import PlanExecutionError
 from compoworld_assets.engine.tasks.sampling import WalkConfig, sample_plans
-from compoworld_assets.engine.tasks.splits import HELDOUT_FRACTION, RL_FRACTION, assign_split
+from compoworld_assets.engine.tasks.splits import (
+    HELDOUT_FRACTION,
+    RL_FRACTION,
+    assign_split,
+    separate_transfer,
+)
 
 
 @dataclass(frozen=True)
@@ -35,6 +40,7 @@ class GenerationConfig:
     heldout_fraction: float = HELDOUT_FRACTION
     rl_fraction: float = RL_FRACTION
     split_salt: str = ""
+    transfer_services: tuple[str, ...] = ()  # their tasks form the transfer split (tasks.splits.separate_transfer)
 
 
 def task_seed(seed: int, plan: Plan) -> int:
@@ -87,4 +93,4 @@ def generate_tasks(specs: Iterable[ServiceSpec], built: Mapping[str, BuiltServic
     finally:
         if own_pool:
             pool.close()
-    return tasks, quarantined
+    return separate_transfer(tasks, config.transfer_services), quarantined

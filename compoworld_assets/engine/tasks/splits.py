@@ -4,14 +4,20 @@ The split of a task is a function of its *service combination* (the sorted set o
 its plan needs): a fixed share of combinations, chosen by hash, is held out, so no task in
 train or rl uses a held-out combination. Among the other combinations each task goes to
 train or rl by the hash of its id.
+
+Held-out tasks measure generalization to unseen *combinations* of services the model was trained
+on. A task that needs a service no train task uses asks a different question (transfer to an
+unseen service), so :func:`separate_transfer` moves it to the ``transfer`` split, a named set of
+its own that held-out evaluation never draws from; so do tasks over services named as transfer
+services, whatever split they drew.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 
 from compoworld_assets.engine.canonical import content_hash
-from compoworld_assets.engine.tasks.model import Split
+from compoworld_assets.engine.tasks.model import Split, Task
 
 HELDOUT_FRACTION = 0.2
 RL_FRACTION = 0.3
@@ -37,3 +43,16 @@ def assign_split(services: Iterable[str], task_id: str, salt: str = "",
     if is_heldout_combination(services, salt, heldout_fraction):
         return "heldout"
     return "rl" if _unit("task", salt, task_id) < rl_fraction else "train"
+
+
+def separate_transfer(tasks: Sequence[Task], transfer_services: Iterable[str] = ()) -> list[Task]:
+    """``tasks`` with every task over a named transfer service, and every held-out task needing a service
+    that no train task uses, in the ``transfer`` split (the others unchanged, in order)."""
+    named = set(transfer_services)
+    tasks = [_to_transfer(t) if named.intersection(t.services) else t for t in tasks]
+    trained = {service for t in tasks if t.split == "train" for service in t.services}
+    return [_to_transfer(t) if t.split == "heldout" and not trained.issuperset(t.services) else t for t in tasks]
+
+
+def _to_transfer(task: Task) -> Task:
+    return task.model_copy(update={"split": "transfer"})

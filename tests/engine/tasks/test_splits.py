@@ -1,6 +1,13 @@
 import itertools
 
-from compoworld_assets.engine.tasks.splits import assign_split, combination_key, is_heldout_combination
+import pytest
+
+from compoworld_assets.engine.tasks.splits import (
+    assign_split,
+    combination_key,
+    is_heldout_combination,
+    separate_transfer,
+)
 
 SERVICES = ["crm", "mail", "chat", "calendar", "files", "helpdesk", "payments", "orders", "hr", "travel"]
 
@@ -24,3 +31,45 @@ def test_split_ignores_service_order_and_salt_changes_it():
     plain = [is_heldout_combination(c) for c in combos]
     salted = [is_heldout_combination(c, salt="round-2") for c in combos]
     assert plain != salted
+
+
+def _task(task_id, split, services):
+    from compoworld_assets.engine.runtime.state import WorldState
+    from compoworld_assets.engine.tasks.model import Plan, Task
+
+    return Task(task_id=task_id, seed=0, split=split, domain="d", services=services, initial_state=WorldState(),
+                instruction="i", plan=Plan(steps=[]), rubric=[])
+
+
+def test_heldout_tasks_need_only_services_some_train_task_uses():
+    tasks = [_task("t1", "train", ["crm", "mail"]), _task("t2", "train", ["mail", "helpdesk"]),
+             _task("r1", "rl", ["crm", "payments"]),
+             _task("h1", "heldout", ["crm", "helpdesk"]), _task("h2", "heldout", ["crm", "payments"]),
+             _task("h3", "heldout", ["files", "mail"])]
+    split = {t.task_id: t.split for t in separate_transfer(tasks)}
+    assert split == {"t1": "train", "t2": "train", "r1": "rl", "h1": "heldout", "h2": "transfer", "h3": "transfer"}
+
+
+def test_named_transfer_services_leave_every_split_for_transfer():
+    tasks = [_task("t1", "train", ["crm", "mail"]), _task("t2", "train", ["mail", "helpdesk"]),
+             _task("t3", "train", ["crm", "helpdesk"]), _task("h1", "heldout", ["crm", "helpdesk"]),
+             _task("h2", "heldout", ["helpdesk", "mail"])]
+    split = {t.task_id: t.split for t in separate_transfer(tasks, transfer_services=["mail"])}
+    assert split == {"t1": "transfer", "t2": "transfer", "t3": "train", "h1": "heldout", "h2": "transfer"}
+
+
+@pytest.mark.slow
+def test_generated_heldout_tasks_use_only_trained_services_and_transfer_tasks_are_not_heldout():
+    from compoworld_assets.engine.evaluation.heldout import select_heldout
+    from compoworld_assets.engine.rollout.library_world import build_library
+    from compoworld_assets.engine.tasks.pipeline import GenerationConfig
+
+    library = build_library(("crm", "helpdesk", "mail", "invoicing", "calendar"))
+    tasks, _ = library.sample_tasks(30, 3, GenerationConfig(heldout_fraction=0.5, transfer_services=("calendar",)))
+    trained = {s for t in tasks if t.split == "train" for s in t.services}
+    heldout = [t for t in tasks if t.split == "heldout"]
+    transfer = [t for t in tasks if t.split == "transfer"]
+    assert heldout and transfer and "calendar" not in trained
+    assert all(trained.issuperset(t.services) for t in heldout)
+    assert all("calendar" in t.services or not trained.issuperset(t.services) for t in transfer)
+    assert [t.task_id for t in select_heldout(tasks, None)] == sorted(t.task_id for t in heldout)
