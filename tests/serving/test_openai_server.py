@@ -52,7 +52,7 @@ def test_tiny_model_renders_tools_and_is_reproducible(tiny_chat_model):
                "max_tokens": 8, "temperature": 0.9, "seed": 3}
     prompt = model.tokenizer.apply_chat_template(prompt_messages(request["messages"]), tools=request["tools"],
                                                  add_generation_prompt=True, tokenize=False)
-    assert "get_weather(city: string)" in prompt and "<tool_call>" in prompt
+    assert "- get_weather: Weather in a city.\n  city: string\n" in prompt and "<tool_call>" in prompt
     first, again = model.complete(request), model.complete(request)
     assert first["choices"][0]["message"] == again["choices"][0]["message"]
     assert first["usage"]["completion_tokens"] <= 8
