@@ -5,6 +5,8 @@
 * a do-nothing agent (initial state, empty answer) and an agent that only claims success
   (placeholder answers, no calls): both must score 0;
 * the gold plan replayed: must score 1;
+* each trap's wrong plan (the obvious plan the house rule forbids): must fail the trap's criterion,
+  so the trap is reachable;
 * mutations of the gold trajectory: each step dropped (arguments that came from it go
   missing), and each argument of each step changed to another plausible value: every one
   whose outcome (final state and answer) differs from the gold outcome must fail at least
@@ -36,6 +38,7 @@ from compoworld_assets.engine.tasks.rubrics import (
     evaluate_rubric,
     rubric_score,
 )
+from compoworld_assets.engine.tasks.traps import falls_into
 from compoworld_assets.engine.types import is_entity_ref, parse_entity_ref
 
 PLACEHOLDER_ANSWER = "n/a"
@@ -76,12 +79,24 @@ def self_test(task: Task, runtime: WorldRuntimeLike) -> GateResult:
     if scores["gold"] < 1.0:
         failing = [f"{r.id}: {r.detail}" for r in gold_results if not r.passed]
         reasons.append(f"gold scores {scores['gold']:.2f} ({failing})")
+    reasons += _unreachable_traps(task, runtime)
     gold_outcome = _outcome(final, answer)
     gold_passes = all(r.passed for r in gold_results)
     survivors, total = _mutation_survivors(task, runtime, [c.arguments for c in calls], gold_outcome, gold_passes)
     scores["mutations_caught"] = (total - len(survivors)) / total if total else 1.0
     reasons += [f"mutation not caught: {m}" for m in survivors]
     return GateResult(passed=not reasons, reasons=reasons, scores=scores)
+
+
+def _unreachable_traps(task: Task, runtime: WorldRuntimeLike) -> list[str]:
+    found = []
+    for trap in task.traps:
+        criterion = next((c for c in task.rubric if c.id == trap.criterion_id), None)
+        if criterion is None:
+            found.append(f"trap {trap.kind} has no criterion {trap.criterion_id!r}")
+        elif not falls_into(task, criterion, trap, runtime):
+            found.append(f"trap {trap.kind} is not reachable: its wrong plan passes {criterion.id}")
+    return found
 
 
 def _is_positive(task: Task, criterion_id: str) -> bool:

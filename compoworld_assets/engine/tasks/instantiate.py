@@ -26,6 +26,7 @@ from compoworld_assets.engine.tasks.consistency import check_task
 from compoworld_assets.engine.tasks.instructions import InstructionWriter, TemplateWriter
 from compoworld_assets.engine.tasks.model import (
     ArgBinding,
+    Criterion,
     InstructionStyle,
     Plan,
     PlanStep,
@@ -34,8 +35,9 @@ from compoworld_assets.engine.tasks.model import (
     ToolCallRecord,
 )
 from compoworld_assets.engine.tasks.plan_exec import PlanExecutionError, WorldRuntimeLike, execute_plan
-from compoworld_assets.engine.tasks.rubrics import GoldRun, RecordRef, build_rubric
+from compoworld_assets.engine.tasks.rubrics import GoldRun, build_rubric
 from compoworld_assets.engine.tasks.sampling import crosses_services
+from compoworld_assets.engine.tasks.traps import add_trap
 from compoworld_assets.engine.types import is_entity_ref, parse_entity_ref
 
 INCONSISTENT = "inconsistent values: "
@@ -152,7 +154,12 @@ def instantiate_task(plan: Plan, services: Mapping[str, ServiceSpec | BuiltServi
         idle = _idle_writes(task, specs, calls)
         violations = check_task(task, specs, calls)
         if not idle and not violations:
-            return _complete(task, specs, GoldRun(calls, final, answer), writer or TemplateWriter(), config)
+            gold = GoldRun(calls, final, answer)
+            trapped = add_trap(task, specs, gold, runtime_for) if config.traps else None
+            if trapped is None:
+                return _complete(task, task, specs, gold, [], writer or TemplateWriter())
+            return _complete(trapped.task, trapped.asked, specs, trapped.gold, [trapped.criterion],
+                             writer or TemplateWriter())
         problems.append(f"steps {idle} change nothing" if idle else
                         INCONSISTENT + "; ".join(str(v) for v in violations[:5]))
     raise TaskGenerationError(
@@ -177,18 +184,12 @@ def _idle_writes(task: Task, specs: Mapping[str, ServiceSpec], calls: list[ToolC
     return idle
 
 
-def _complete(task: Task, specs: Mapping[str, ServiceSpec], gold: GoldRun, writer: InstructionWriter,
-              config: TaskConfig) -> Task:
-    final = gold.final_state
-    traps = _choose_traps(task, specs, final) if config.traps else []
-    house_rules = task.house_rules + [
-        f"Do not modify or delete {t.entity} {t.id} in {specs[t.service].name} ({t.service}); it is on hold."
-        for t in traps
-    ]
-    capabilities = sorted(set(task.capabilities) | ({"house-rules"} if traps else set()))
-    task = task.model_copy(update={"house_rules": house_rules, "capabilities": capabilities})
-    task.rubric = build_rubric(task, specs, gold, traps)
-    task.instruction = writer.write(task, specs)
+def _complete(task: Task, asked: Task, specs: Mapping[str, ServiceSpec], gold: GoldRun,
+              trap_criteria: list[Criterion], writer: InstructionWriter) -> Task:
+    """The task with its rubric and instruction; ``asked`` is what the user asks for (a threshold
+    trap keeps a write in the request that the gold plan, and the rubric, leave out)."""
+    task = task.model_copy(update={"rubric": build_rubric(task, specs, gold) + trap_criteria})
+    task.instruction = writer.write(asked, specs)
     return task
 
 
@@ -298,18 +299,3 @@ def _difficulty(plan: Plan, specs: Mapping[str, ServiceSpec], distractors: list[
         "distractors": len(distractors),
         "level": "easy" if length + services <= 4 else "medium" if length + services <= 7 else "hard",
     }
-
-
-def _choose_traps(task: Task, specs: Mapping[str, ServiceSpec], final: WorldState) -> list[RecordRef]:
-    """One record, in a table the plan writes to, that the gold run leaves alone."""
-    rng = random.Random(f"trap:{task.task_id}")
-    touched = {(c.service, c.entity, c.id) for c in task.initial_state.diff(final)}
-    tables = sorted({(s.service_id, specs[s.service_id].tool(s.tool).entity or "")
-                     for s in _writes(task.plan, specs)})
-    rng.shuffle(tables)
-    for service_id, entity in tables:
-        rows = task.initial_state.services[service_id].tables.get(entity, {})
-        candidates = sorted(r for r in rows if (service_id, entity, r) not in touched)
-        if candidates:
-            return [RecordRef(service=service_id, entity=entity, id=rng.choice(candidates))]
-    return []

@@ -82,6 +82,15 @@ class CriterionResult(BaseModel):
     detail: str = ""
 
 
+class Trap(BaseModel):
+    """A house rule the obvious plan breaks, the negative criterion that catches it, and that plan."""
+
+    kind: Literal["near_duplicate", "on_hold", "do_not_email", "threshold"]
+    rule: str
+    criterion_id: str
+    wrong_plan: Plan = Field(description="A plausible wrong plan; the gate checks it fails the criterion.")
+
+
 class Task(BaseModel):
     task_id: str
     seed: int
@@ -95,6 +104,7 @@ class Task(BaseModel):
     instruction_style: InstructionStyle = Field(
         default="goal", description="goal: the user's goal in their words; explicit: the plan step by step.")
     house_rules: list[str] = Field(default_factory=list)
+    traps: list[Trap] = Field(default_factory=list)
     report_fields: list[str] = Field(default_factory=list, description="Values to report at the end.")
     report_sources: dict[str, ArgBinding] = Field(
         default_factory=dict, description="Where each report field's value comes from in the plan's results.")

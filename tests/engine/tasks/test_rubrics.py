@@ -16,7 +16,7 @@ def _ops(task):
 
 
 def test_rubric_follows_the_plan(email_task):
-    assert _ops(email_task) == {"record_exists", "answer_equals", "no_collateral", "record_unchanged"}
+    assert _ops(email_task) == {"record_exists", "answer_equals", "no_collateral", "trap_untouched"}
     created = next(c for c in email_task.rubric if c.check["op"] == "record_exists")
     assert created.kind == "state" and created.check["match"]["subject"] == "Your order"
     customer = email_task.plan.steps[0].args["customer_id"].value
@@ -53,7 +53,7 @@ def test_collateral_damage_zeroes_the_score(email_task, runtime_for):
 
 def test_touching_the_trap_record_zeroes_the_score(email_task, runtime_for):
     _, final, answer = execute_plan(email_task, runtime_for(email_task))
-    trap = next(c for c in email_task.rubric if c.check["op"] == "record_unchanged")
+    trap = next(c for c in email_task.rubric if c.check["op"] == "trap_untouched")
     assert any(trap.check["id"] in rule for rule in email_task.house_rules)
     final.services[trap.check["service"]].tables[trap.check["entity"]][trap.check["id"]]["subject"] = "Edited"
     results = {r.id: r.passed for r in evaluate_rubric(email_task, final, answer)}
