@@ -2,7 +2,10 @@
 
 import dagster as dg
 
-from compoworld_assets.definitions import defs
+from compoworld_assets.definitions import all_asset_checks, all_assets, defs
+
+# Ops that run for minutes to hours (training jobs, serving a model) and touch no DuckDB file.
+LONG_JOB_OPS = {"prepare_base_model_folder", "train", "evaluate_benchmark"}
 
 PIPELINE_TABLES = [
     "service_specs", "quarantined_specs", "services", "quarantined_services", "tool_catalog", "dependency_graph",
@@ -165,3 +168,15 @@ def test_services_are_dynamically_partitioned_per_service():
     partitions = graph.get(dg.AssetKey("services")).partitions_def
     assert isinstance(partitions, dg.DynamicPartitionsDefinition)
     assert partitions.name == "service"
+
+
+def test_every_duckdb_step_and_only_those_hold_the_duckdb_pool():
+    """DuckDB allows one writer (and the IO manager opens the file read-write even to load): every step that
+    opens it is in pool ``duckdb`` (one slot, dagster.yaml); the long jobs between their reads and writes are not."""
+    pools = {}
+    for definition in [*all_assets(), *all_asset_checks()]:
+        if isinstance(definition, dg.AssetsDefinition) and definition.is_executable:
+            pools.update({op.name: op.pool for op in definition.node_def.iterate_op_defs()})
+    assert LONG_JOB_OPS <= set(pools)
+    wrong = sorted(name for name, pool in pools.items() if (pool == "duckdb") == (name in LONG_JOB_OPS))
+    assert wrong == []

@@ -50,6 +50,14 @@ def stand_in_sft_dataset() -> pl.DataFrame:
                           "sample_json": json.dumps(sample(i))} for i in range(4)], schema=SFT_SCHEMA)
 
 
+def stand_in(name: str, frame: pl.DataFrame) -> dg.AssetsDefinition:
+    @dg.asset(name=name)
+    def _table() -> pl.DataFrame:
+        return frame
+
+    return _table
+
+
 @pytest.fixture(scope="module")
 def tiny_model_dir(tmp_path_factory) -> Path:
     """Two layers, hidden size 32, on SmolLM2's tokenizer read from the bundled GGUF (no conversion)."""
@@ -136,7 +144,11 @@ def failure_text(result: dg.ExecuteInProcessResult) -> str:
 
 
 @pytest.mark.slow
-def test_local_sft_reports_metadata_then_a_larger_budget_resumes(training, tmp_path):
+def test_local_sft_reports_metadata_reuses_its_folder_then_a_larger_budget_resumes(training, tmp_path):
+    """Checkpoints are content-addressed: the same inputs and settings reuse their folder, a larger budget
+    resumes into a folder of its own, and no later run touches the first one's weights."""
+    from training.base_model import checkpoint_hash
+
     run = training(ComputeResource(shared_dir=str(tmp_path / "compute"), workdir=str(REPO)))
     first = run.sft()
     assert first.success, failure_text(first)
@@ -146,16 +158,26 @@ def test_local_sft_reports_metadata_then_a_larger_budget_resumes(training, tmp_p
     assert metadata["job_wall_time_s"] >= metadata["train_wall_time_s"] > 0 and metadata["resumed_from"] == ""
     assert "| 2 |" in metadata["loss_table"] and metadata["backend"] == "local"
     assert Path(metadata["checkpoint_path"], "model.safetensors").is_file()
+    folder = Path(metadata["artifact_folder"])
+    assert folder.parent == run.database.parent / "models" / "sft_checkpoint" and metadata["reused"] is False
+    assert Path(metadata["checkpoint_path"]) == folder / "checkpoint" and (folder / "train.jsonl").is_file()
     assert check_results(first) == {"base_model_hash_matches": True, "sft_checkpoint_hash_matches": True,
                                     "sft_loss_finite": True}
     [row] = run.table()
     assert (row["steps"], row["backend"], row["checkpoint_hash"]) == (2, "local", metadata["checkpoint_hash"])
+
+    again = sft_metadata(run.sft())
+    assert again["reused"] is True and again["artifact_folder"] == metadata["artifact_folder"]
+    assert (again["checkpoint_hash"], again["loss_curve"]) == (metadata["checkpoint_hash"], metadata["loss_curve"])
 
     resumed = sft_metadata(run.sft(max_steps=3))
     assert resumed["resumed_from"].endswith("checkpoint-2") and resumed["steps"] == 3
     assert [p["step"] for p in resumed["loss_curve"]] == [1, 2, 3]
     assert resumed["resume_fingerprint"] == metadata["resume_fingerprint"]
     assert resumed["checkpoint_hash"] != metadata["checkpoint_hash"]
+    assert resumed["artifact_folder"] != metadata["artifact_folder"] and resumed["reused"] is False
+    assert checkpoint_hash(folder / "checkpoint") == metadata["checkpoint_hash"], "a later run changed the weights"
+    assert run.table()[0]["checkpoint_path"] == resumed["checkpoint_path"]
 
 
 @pytest.mark.slow
@@ -212,7 +234,7 @@ def test_grpo_metadata_weights_pass_rates_by_rollouts():
 
 @pytest.mark.slow
 def test_rl_checkpoint_trains_grpo_on_built_services(tiny_model_dir, tmp_path):
-    """One GRPO step from a (tiny) SFT checkpoint on engine-built services and tasks, the asset invoked directly."""
+    """One GRPO step from a (tiny) SFT checkpoint on engine-built services and tasks; upstream tables are stand-ins."""
     from compoworld_assets.engine import tables, task_tables
     from compoworld_assets.engine.library import builtin_spec
     from compoworld_assets.engine.runtime.sandbox import trusted_executor
@@ -222,28 +244,34 @@ def test_rl_checkpoint_trains_grpo_on_built_services(tiny_model_dir, tmp_path):
     from compoworld_assets.engine.tasks.pipeline import GenerationConfig, generate_tasks
     from compoworld_assets.engine.tasks.sampling import WalkConfig
     from compoworld_assets.engine.world_model.offline import OfflineWorldModel
-    from resources import StorageResource
 
     builds = [build_service(builtin_spec(sid), OfflineSynthesizer(), trusted_executor, OfflineWorldModel(), seed=1)
               for sid in ("crm", "helpdesk")]
     generation = GenerationConfig(walk=WalkConfig(max_length=2), task=TaskConfig(min_distractors=0, max_distractors=0))
     tasks, _ = generate_tasks([b.spec for b in builds], {b.spec.id: b.built() for b in builds}, seed=3, n=4,
                               config=generation)
-    sft = pl.DataFrame([{"checkpoint_path": str(tiny_model_dir), "checkpoint_hash": "tiny"}])
+    frames = {"rl_tasks": task_tables.task_rows(tasks, "r0"), "service_specs": tables.spec_rows([b.spec for b in builds]),
+              "services": tables.service_rows(builds),
+              "sft_checkpoint": pl.DataFrame([{"checkpoint_path": str(tiny_model_dir), "checkpoint_hash": "tiny"}])}
+    stand_ins = [stand_in(name, frame) for name, frame in frames.items()]
+    resources = {**build_resources(str(tmp_path / "data")),
+                 "compute": ComputeResource(shared_dir=str(tmp_path / "compute"), workdir=str(REPO))}
+    config = training_assets.GRPOTrainingConfig(max_steps=1, max_completion_length=16, num_generations=2, max_tasks=1)
     with dg.instance_for_test() as instance:
-        output = training_assets.rl_checkpoint(
-            context=dg.build_asset_context(instance=instance),
-            config=training_assets.GRPOTrainingConfig(max_steps=1, max_completion_length=16, num_generations=2,
-                                                      max_tasks=1),
-            rl_tasks=task_tables.task_rows(tasks, "r0"), service_specs=tables.spec_rows([b.spec for b in builds]),
-            services=tables.service_rows(builds), sft_checkpoint=sft,
-            compute=ComputeResource(shared_dir=str(tmp_path / "compute"), workdir=str(REPO)),
-            storage=StorageResource(data_dir=str(tmp_path / "data")))
-    metadata = {key: value.value for key, value in output.metadata.items()}
+        result = dg.materialize([*stand_ins, training_assets.rl_checkpoint, training_checks.rl_checkpoint_hash_matches,
+                                 training_checks.rl_reward_finite],
+                                selection=["rl_tasks", "service_specs", "services", "sft_checkpoint", "rl_checkpoint"],
+                                resources=resources, instance=instance, raise_on_error=False,
+                                run_config=dg.RunConfig(ops={"rl_checkpoint": config}))
+    assert result.success, failure_text(result)
+    [event] = [e for e in result.get_asset_materialization_events() if e.asset_key.path == ["rl_checkpoint"]]
+    metadata = {key: value.value for key, value in event.materialization.metadata.items()}
     assert metadata["steps"] == 1 and len(metadata["reward_curve"]) == 1
     assert metadata["pass_rate_by_criterion"] and "| 1 |" in metadata["reward_table"]
-    assert training_checks.rl_checkpoint_hash_matches(output.value).passed
-    assert training_checks.rl_reward_finite(output.value).passed
+    folder = Path(metadata["artifact_folder"])
+    assert folder.parent == tmp_path / "data" / "models" / "rl_checkpoint"
+    assert (folder / "rl.jsonl").is_file() and Path(metadata["checkpoint_path"]).parent == folder
+    assert {"rl_checkpoint_hash_matches": True, "rl_reward_finite": True}.items() <= check_results(result).items()
 
 
 def test_a_new_training_code_version_starts_a_fresh_resume_folder(monkeypatch):

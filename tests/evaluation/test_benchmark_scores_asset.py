@@ -1,7 +1,8 @@
 """``benchmark_scores`` materialized through Dagster: checkpoint lookup, local server, BFCL, table, checks.
 
-A tiny random model stands in for the SFT and RL checkpoints (their tables point at it), so the
-scores are near zero; the test is about the path, the stored rows and the checks, not the numbers.
+A tiny random model stands in for the SFT and RL checkpoints (their tables point at it, recorded as
+materialized), so the scores are near zero; the test is about the path, the stored rows and the
+checks, not the numbers.
 """
 
 import dagster as dg
@@ -15,7 +16,7 @@ from resources import LLMResource, SandboxResource, StorageResource, duckdb_io_m
 pytestmark = pytest.mark.slow
 
 RUN_CONFIG = {"ops": {"benchmark_scores": {"config": {
-    "seeds": [1, 2], "max_tokens": 16, "bfcl_categories": ["simple_python", "irrelevance"],
+    "seeds": [1, 2], "max_tokens": 128, "bfcl_categories": ["simple_python", "irrelevance"],
     "bfcl_per_category": 1}}}}
 
 
@@ -32,16 +33,19 @@ def pipeline(tmp_path, tiny_model_dir):
                  "llm": LLMResource(), "sandbox": SandboxResource()}
     with dg.instance_for_test() as instance:
         instance.add_dynamic_partitions(eval_models.name, ["sft", "rl"])
+        for table in ("sft_checkpoint", "rl_checkpoint"):
+            instance.report_runless_asset_event(dg.AssetMaterialization(table))
 
         def run(model: str) -> dg.ExecuteInProcessResult:
-            return dg.materialize([assets.benchmark_scores, *dg.load_asset_checks_from_modules([checks])],
+            return dg.materialize([assets.benchmark_scores, *dg.load_asset_checks_from_modules([checks]),
+                                   dg.AssetSpec("sft_checkpoint"), dg.AssetSpec("rl_checkpoint")],
                                   partition_key=dg.MultiPartitionKey({"benchmark": "bfcl", "model": model}),
                                   resources=resources, instance=instance, run_config=RUN_CONFIG)
 
         yield run, database
 
 
-def test_checkpoint_partitions_are_scored_stored_and_checked(pipeline):
+def test_checkpoint_partitions_are_scored_stored_and_checked(pipeline, tiny_model_dir):
     run, database = pipeline
     first = run("sft")
     assert first.success
@@ -59,7 +63,10 @@ def test_checkpoint_partitions_are_scored_stored_and_checked(pipeline):
         assert low <= mean <= high and n == 2 and k == 2
         assert by_key[(model, "self_test:ground_truth")][0] == 1.0
 
-    materialization = second.asset_materializations_for_node("benchmark_scores")[0]
+    [materialization] = [e.materialization for e in second.get_asset_materialization_events()
+                         if e.asset_key.path == ["benchmark_scores"]]
     board = materialization.metadata["leaderboard"].value
     assert "sft" in board and "rl" in board
+    assert materialization.metadata["checkpoint"].value == str(tiny_model_dir)
+    assert materialization.metadata["dagster/row_count"].value == len([key for key in by_key if key[0] == "rl"])
     assert materialization.metadata["leaderboard_plot"].value.startswith("![leaderboard](data:image/svg+xml;base64,")

@@ -49,7 +49,8 @@ def test_sensor_adds_the_model_partition_and_requests_every_benchmark():
 
 
 def test_missing_checkpoint_table_fails_with_a_clear_message(tmp_path):
-    storage = StorageResource(data_dir=str(tmp_path), database=str(tmp_path / "none.duckdb"))
     with pytest.raises(dg.Failure, match="sft_checkpoint is missing"):
-        assets.checkpoint_path("sft", storage)
-    assert assets.checkpoint_path("openai/gpt-4.1-mini", storage) is None
+        assets.checkpoint_folder("sft", None)
+    with pytest.raises(dg.Failure, match="not a folder"):
+        assets.checkpoint_folder("base", pl.DataFrame({"path": [str(tmp_path / "gone")]}))
+    assert assets.checkpoint_folder("rl", pl.DataFrame({"checkpoint_path": [str(tmp_path)]})) == tmp_path

@@ -10,13 +10,13 @@ from compoworld_assets.defs.expectation_checks import expectations_result
 from compoworld_assets.engine.types import is_known_type
 
 
-@dg.asset_check(asset="tool_catalog", blocking=True, description="Qualified tool names are unique.")
+@dg.asset_check(pool="duckdb", asset="tool_catalog", blocking=True, description="Qualified tool names are unique.")
 def qualified_names_unique(tool_catalog: pl.DataFrame) -> dg.AssetCheckResult:
     dupes = tool_catalog.group_by("qualified_name").len().filter(pl.col("len") > 1)["qualified_name"].to_list()
     return dg.AssetCheckResult(passed=not dupes, metadata={"duplicates": dg.MetadataValue.json(dupes[:50])})
 
 
-@dg.asset_check(asset="tool_catalog", blocking=True,
+@dg.asset_check(pool="duckdb", asset="tool_catalog", blocking=True,
                 description="Every tool is implemented by code or the world model, and types are registered.")
 def tools_usable(tool_catalog: pl.DataFrame) -> dg.AssetCheckResult:
     bad_impl = tool_catalog.filter(~pl.col("implementation").is_in(["code", "world_model"]))
@@ -28,7 +28,7 @@ def tools_usable(tool_catalog: pl.DataFrame) -> dg.AssetCheckResult:
         "bad_implementation": len(bad_impl), "unknown_types": dg.MetadataValue.json(unknown[:50])})
 
 
-@dg.asset_check(asset="tool_catalog", description="No tool is left unusable (failed code and failed simulation).")
+@dg.asset_check(pool="duckdb", asset="tool_catalog", description="No tool is left unusable (failed code and failed simulation).")
 def no_unusable_tools(tool_catalog: pl.DataFrame) -> dg.AssetCheckResult:
     unusable = tool_catalog.filter(pl.col("verdict") == "unusable")["qualified_name"].to_list()
     return dg.AssetCheckResult(passed=not unusable, metadata={"unusable": dg.MetadataValue.json(unusable[:50])})

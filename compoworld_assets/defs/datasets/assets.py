@@ -5,11 +5,13 @@ import json
 import dagster as dg
 import polars as pl
 
+from compoworld_assets.defs.metadata import DATA_OWNERS, conversation_preview, table_metadata
 from compoworld_assets.engine.canonical import content_hash
 from compoworld_assets.engine.exports import write_samples
 from resources import StorageResource
 
 DATASET_VERSION = "1"
+DATASET_KINDS = {"python", "duckdb", "json"}
 
 SFT_SCHEMA = {"trajectory_id": pl.String, "task_id": pl.String, "round": pl.String, "domain": pl.String,
               "sample_json": pl.String}
@@ -18,7 +20,8 @@ RL_SCHEMA = {"task_id": pl.String, "round": pl.String, "domain": pl.String, "n_c
 
 
 @dg.asset(group_name="datasets", code_version=DATASET_VERSION, pool="duckdb",
-          metadata={"primary_key": "trajectory_id"}, automation_condition=dg.AutomationCondition.eager())
+          metadata={"primary_key": "trajectory_id"}, automation_condition=dg.AutomationCondition.eager(),
+          kinds=DATASET_KINDS, owners=DATA_OWNERS)
 def sft_dataset(verified_trajectories: pl.DataFrame, storage: StorageResource) -> dg.Output[pl.DataFrame]:
     """Kept trajectories of train-split tasks in the CompoWorld sample format (also data/exports/sft.jsonl)."""
     kept = verified_trajectories.filter(pl.col("passed") & (pl.col("split") == "train")).sort("trajectory_id")
@@ -29,17 +32,22 @@ def sft_dataset(verified_trajectories: pl.DataFrame, storage: StorageResource) -
     } for row, sample in zip(kept.iter_rows(named=True), samples, strict=True)], schema=SFT_SCHEMA)
     path = storage.path("exports", "sft.jsonl")
     written = write_samples(samples, path)
+    preview = (conversation_preview(f"{frame['trajectory_id'][0]} ({frame['domain'][0]})", samples[0])
+               if samples else dg.MetadataValue.md("_no samples_"))
     return dg.Output(frame, data_version=dg.DataVersion(content_hash(frame["sample_json"].to_list())[:16]),
-                     metadata={"n_samples": written, "path": dg.MetadataValue.path(str(path))})
+                     metadata={**table_metadata("sft_dataset", frame), "preview": preview, "n_samples": written,
+                               "path": dg.MetadataValue.path(str(path))})
 
 
 @dg.asset(group_name="datasets", code_version=DATASET_VERSION, pool="duckdb", metadata={"primary_key": "task_id"},
-          automation_condition=dg.AutomationCondition.eager())
+          automation_condition=dg.AutomationCondition.eager(), kinds=DATASET_KINDS, owners=DATA_OWNERS)
 def rl_tasks(sampled_tasks: pl.DataFrame, storage: StorageResource) -> dg.Output[pl.DataFrame]:
     """RL-split tasks with their rubrics (also data/exports/rl_tasks.jsonl, one Task JSON per line)."""
     rl = sampled_tasks.filter(pl.col("split") == "rl").sort("task_id")
     frame = rl.select("task_id", "round", "domain", "n_criteria", "task_json")
     path = storage.path("exports", "rl_tasks.jsonl")
     path.write_text("".join(t + "\n" for t in frame["task_json"].to_list()))
-    return dg.Output(frame.cast(RL_SCHEMA), data_version=dg.DataVersion(content_hash(frame["task_json"].to_list())[:16]),
-                     metadata={"n_tasks": len(frame), "path": dg.MetadataValue.path(str(path))})
+    frame = frame.cast(RL_SCHEMA)
+    return dg.Output(frame, data_version=dg.DataVersion(content_hash(frame["task_json"].to_list())[:16]),
+                     metadata={**table_metadata("rl_tasks", frame), "n_tasks": len(frame),
+                               "path": dg.MetadataValue.path(str(path))})

@@ -8,7 +8,7 @@ import polars as pl
 from compoworld_assets.defs.expectation_checks import expectations_result
 
 
-@dg.asset_check(asset="sft_dataset", blocking=True,
+@dg.asset_check(pool="duckdb", asset="sft_dataset", blocking=True,
                 description="Every SFT sample has tools, an assistant turn with a tool call, and score 1.")
 def sft_samples_complete(sft_dataset: pl.DataFrame) -> dg.AssetCheckResult:
     bad = []
@@ -21,7 +21,7 @@ def sft_samples_complete(sft_dataset: pl.DataFrame) -> dg.AssetCheckResult:
                                metadata={"samples": len(sft_dataset), "bad": dg.MetadataValue.json(bad[:20])})
 
 
-@dg.asset_check(asset="rl_tasks", blocking=True, description="Every RL task has at least one rubric criterion.")
+@dg.asset_check(pool="duckdb", asset="rl_tasks", blocking=True, description="Every RL task has at least one rubric criterion.")
 def rl_tasks_have_rubrics(rl_tasks: pl.DataFrame) -> dg.AssetCheckResult:
     empty = rl_tasks.filter(pl.col("n_criteria") < 1)
     return dg.AssetCheckResult(passed=empty.is_empty() and len(rl_tasks) > 0,

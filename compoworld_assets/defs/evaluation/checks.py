@@ -6,7 +6,7 @@ import polars as pl
 from compoworld_assets.engine.evaluation.results import SELF_TEST_PREFIX
 
 
-@dg.asset_check(asset="benchmark_scores", blocking=True,
+@dg.asset_check(asset="benchmark_scores", blocking=True, pool="duckdb",
                 description="Every evaluated (benchmark, model) has self-test rows, and every self-test scored 1.")
 def benchmark_self_tests_pass(benchmark_scores: pl.DataFrame) -> dg.AssetCheckResult:
     tests = benchmark_scores.filter(pl.col("metric").str.starts_with(SELF_TEST_PREFIX))
@@ -19,7 +19,7 @@ def benchmark_self_tests_pass(benchmark_scores: pl.DataFrame) -> dg.AssetCheckRe
                                          "untested": dg.MetadataValue.json([list(u) for u in untested])})
 
 
-@dg.asset_check(asset="benchmark_scores", blocking=True,
+@dg.asset_check(asset="benchmark_scores", blocking=True, pool="duckdb",
                 description="ci_low <= mean <= ci_high within [0, 1], with n >= 1 items and k >= 1 seeds.")
 def benchmark_intervals_ordered(benchmark_scores: pl.DataFrame) -> dg.AssetCheckResult:
     bad = benchmark_scores.filter(~((pl.col("ci_low") <= pl.col("mean")) & (pl.col("mean") <= pl.col("ci_high"))

@@ -6,7 +6,7 @@ import polars as pl
 from compoworld_assets.defs.expectation_checks import expectations_result
 
 
-@dg.asset_check(asset="dependency_graph", blocking=True,
+@dg.asset_check(pool="duckdb", asset="dependency_graph", blocking=True,
                 additional_ins={"dependency_graph_nodes": dg.AssetIn()},
                 description="The graph has cross-service edges and every edge joins two known tools.")
 def edges_join_known_tools(dependency_graph: pl.DataFrame,
@@ -18,7 +18,7 @@ def edges_join_known_tools(dependency_graph: pl.DataFrame,
                                metadata={"dangling_edges": len(dangling), "cross_service_edges": cross})
 
 
-@dg.asset_check(asset="dependency_graph_nodes", description="Node names are unique.")
+@dg.asset_check(pool="duckdb", asset="dependency_graph_nodes", description="Node names are unique.")
 def node_names_unique(dependency_graph_nodes: pl.DataFrame) -> dg.AssetCheckResult:
     dupes = dependency_graph_nodes["qualified_name"].is_duplicated().sum()
     return dg.AssetCheckResult(passed=dupes == 0, metadata={"duplicates": int(dupes)})

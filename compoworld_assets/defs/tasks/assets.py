@@ -3,9 +3,12 @@
 import dagster as dg
 import polars as pl
 
+from compoworld_assets.defs.freshness import NIGHTLY_ROUND
+from compoworld_assets.defs.metadata import DATA_OWNERS, TABLE_KINDS, table_metadata, task_preview
 from compoworld_assets.defs.tasks.partitions import task_rounds
 from compoworld_assets.engine import tables, task_tables
 from compoworld_assets.engine.canonical import content_hash
+from compoworld_assets.engine.tasks.graph import graph_from_tables
 from compoworld_assets.engine.tasks.instantiate import TaskConfig
 from compoworld_assets.engine.tasks.pipeline import GenerationConfig, generate_tasks
 from compoworld_assets.engine.tasks.sampling import WalkConfig
@@ -42,10 +45,12 @@ def round_seed(seed: int, round_key: str) -> int:
     outs={
         "sampled_tasks": dg.AssetOut(
             description="Tasks whose walk crosses services and that passed the verifier self-test gate.",
-            code_version=SAMPLER_VERSION, metadata={"partition_expr": "round", "primary_key": "task_id"}),
+            code_version=SAMPLER_VERSION, metadata={"partition_expr": "round", "primary_key": "task_id"},
+            kinds=TABLE_KINDS, owners=DATA_OWNERS, freshness_policy=NIGHTLY_ROUND),
         "quarantined_tasks": dg.AssetOut(
             description="Walks that could not become a task, or tasks that failed the gate, with the reason.",
-            code_version=SAMPLER_VERSION, metadata={"partition_expr": "round"}),
+            code_version=SAMPLER_VERSION, metadata={"partition_expr": "round"},
+            kinds=TABLE_KINDS, owners=DATA_OWNERS, freshness_policy=NIGHTLY_ROUND),
     },
     ins={"services": dg.AssetIn(partition_mapping=dg.AllPartitionMapping())},
     partitions_def=task_rounds,
@@ -53,20 +58,27 @@ def round_seed(seed: int, round_key: str) -> int:
     pool="duckdb",
 )
 def sample_tasks(context: dg.AssetExecutionContext, config: TaskRoundConfig, service_specs: pl.DataFrame,
-                 services: pl.DataFrame, llm: LLMResource):
-    """Random walks over the dependency graph → seeded worlds, instructions, rubrics → self-test gate."""
+                 services: pl.DataFrame, dependency_graph: pl.DataFrame, dependency_graph_nodes: pl.DataFrame,
+                 llm: LLMResource):
+    """Random walks over the stored dependency graph → seeded worlds, instructions, rubrics → self-test gate."""
     round_key = context.partition_key
     specs = tables.specs_from_rows(service_specs)
     built = tables.built_services_from_rows(specs, services)
-    tasks, quarantined = generate_tasks([specs[s] for s in sorted(built)], built,
-                                        round_seed(config.seed, round_key), config.n_plans,
-                                        config.generation(), writer=llm.instruction_writer())
+    try:
+        tasks, quarantined = generate_tasks([specs[s] for s in sorted(built)], built,
+                                            round_seed(config.seed, round_key), config.n_plans,
+                                            config.generation(), writer=llm.instruction_writer(),
+                                            graph=graph_from_tables(dependency_graph_nodes, dependency_graph))
+    except ValueError as exc:
+        raise dg.Failure(f"{exc}: rebuild dependency_graph from the current services first") from exc
     for i, task in enumerate(tasks):
         tasks[i] = task.model_copy(update={"round": round_key})
     frame = task_tables.task_rows(tasks, round_key)
     gated = len(tasks) + sum(q.stage == "gate" for q in quarantined)
     yield dg.Output(frame, "sampled_tasks", data_version=dg.DataVersion(content_hash(frame["task_hash"].to_list())[:16]),
                     metadata={
+                        **table_metadata("sampled_tasks", frame),
+                        "preview": task_preview(tasks),
                         "n_tasks": len(frame),
                         "n_plans": config.n_plans,
                         "gate_pass_share": round(len(tasks) / gated, 4) if gated else 0.0,
@@ -78,17 +90,22 @@ def sample_tasks(context: dg.AssetExecutionContext, config: TaskRoundConfig, ser
                     })
     qframe = task_tables.quarantined_task_rows(quarantined, round_key)
     yield dg.Output(qframe, "quarantined_tasks", metadata={
+        **table_metadata("quarantined_tasks", qframe),
         "n_quarantined": len(qframe),
         "by_stage": dg.MetadataValue.json(dict(qframe.group_by("stage").len().sort("stage").iter_rows())),
     })
 
 
 @dg.asset(partitions_def=task_rounds, group_name="tasks", code_version=SAMPLER_VERSION, pool="duckdb",
-          metadata={"partition_expr": "round", "primary_key": "criterion_key"})
+          metadata={"partition_expr": "round", "primary_key": "criterion_key"}, kinds=TABLE_KINDS,
+          owners=DATA_OWNERS, freshness_policy=NIGHTLY_ROUND)
 def rubrics(context: dg.AssetExecutionContext, sampled_tasks: pl.DataFrame) -> dg.Output[pl.DataFrame]:
     """One row per executable rubric criterion (state, answer, negative) with its weight and check."""
-    frame = task_tables.rubric_rows(task_tables.tasks_from_rows(sampled_tasks), context.partition_key)
+    tasks = task_tables.tasks_from_rows(sampled_tasks)
+    frame = task_tables.rubric_rows(tasks, context.partition_key)
     return dg.Output(frame, data_version=dg.DataVersion(content_hash(frame.rows())[:16]), metadata={
+        **table_metadata("rubrics", frame),
+        "preview": task_preview(tasks),
         "n_criteria": len(frame),
         "by_kind": dg.MetadataValue.json(dict(frame.group_by("kind").len().sort("kind").iter_rows())),
     })

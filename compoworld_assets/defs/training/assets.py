@@ -3,15 +3,26 @@
 Training runs outside the Dagster process: each asset writes its training file, then hands
 ``python -m training.pipes_entry sft|grpo ...`` to :class:`ComputeResource` (a local process, a
 Slurm job or a Kubernetes pod), which reports curves and numbers back through Dagster Pipes.
-Checkpoints go to a resume folder (``compute.resume_dir_for(context)`` plus a fingerprint of
-everything but the step count), so a retried run resumes from the last checkpoint and a run with
-more ``max_steps`` continues training, while new data or settings start from scratch. The final
-model is copied to ``<data_dir>/models/<stage>`` and stored as a one-row table with its hash.
+
+Each asset is a graph of three ops (see ``defs/handoff.py``): ``plan`` (pool ``duckdb``) reads the
+input tables and writes the training file, ``train`` runs the job holding no DuckDB slot, ``store``
+(pool ``duckdb``) writes the one-row table. Everything a run produces is content-addressed:
+``<data_dir>/models/<asset>/<hash>/`` with the hash over the training data, the model trained from,
+every setting and the code version, holding the training file, ``checkpoint/`` (what
+``from_pretrained`` loads) and ``result.json`` (the job's metadata). No later run deletes or rewrites
+it: a run with the same hash reuses the stored checkpoint instead of training again, so every
+materialization keeps pointing at the weights it described. Checkpoints during training go to a
+resume folder (``compute.resume_dir_for(context)`` plus a fingerprint of everything but the step
+count), so a retried run resumes from the last checkpoint and a run with more ``max_steps``
+continues training.
 """
 
 import json
 import math
+import shutil
 import sys
+import uuid
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -19,18 +30,24 @@ import dagster as dg
 import polars as pl
 from pydantic import Field
 
+from compoworld_assets.defs.freshness import WEEKLY_TRAINING
+from compoworld_assets.defs.handoff import HANDOFF_RESOURCES, config_to, handoff_out
+from compoworld_assets.defs.metadata import TRAINING_OWNERS, table_metadata
 from compoworld_assets.engine import tables, task_tables
 from compoworld_assets.engine.canonical import content_hash
 from resources import ComputeResource, StorageResource
-from training.base_model import checkpoint_hash, prepare_base_model
+from training.base_model import bundled_gguf, checkpoint_hash, file_hash, prepare_base_model
 from training.chat_template import TEMPLATE_VERSION
-from training.data import write_rl_file, write_sft_file
+from training.data import services_path, write_rl_file, write_sft_file
 from training.pipes_entry import JOB_LOG
 
 TRAINING_VERSION = "1"
 # Checkpoints learn the prompt format, so a new chat template makes them stale.
 CHECKPOINT_CODE_VERSION = f"{TRAINING_VERSION}+template-{TEMPLATE_VERSION}"
 LOG_TAIL_LINES = 40
+CHECKPOINT_DIR = "checkpoint"
+RESULT_FILE = "result.json"
+TRAINING_KINDS = {"python", "pytorch", "huggingface"}
 
 BASE_MODEL_SCHEMA = {"model": pl.String, "path": pl.String, "n_parameters": pl.Int64, "checkpoint_hash": pl.String}
 CHECKPOINT_SCHEMA = {"checkpoint_path": pl.String, "checkpoint_hash": pl.String, "steps": pl.Int64,
@@ -81,19 +98,6 @@ def parameter_count(model_dir: Path) -> int:
     return total
 
 
-@dg.asset(group_name="training", code_version=TRAINING_VERSION, pool="duckdb", metadata={"primary_key": "checkpoint_hash"})
-def base_model(config: BaseModelConfig, storage: StorageResource) -> dg.Output[pl.DataFrame]:
-    """The model training starts from, as a folder ``from_pretrained`` loads (converted once, then cached)."""
-    path = prepare_base_model(storage.path("models", "base"), config.model).resolve()
-    digest = checkpoint_hash(path)
-    n_parameters = parameter_count(path)
-    frame = pl.DataFrame([{"model": config.model or "bundled:SmolLM2-135M-Instruct", "path": str(path),
-                           "n_parameters": n_parameters, "checkpoint_hash": digest}], schema=BASE_MODEL_SCHEMA)
-    return dg.Output(frame, data_version=dg.DataVersion(digest[:16]),
-                     metadata={"path": dg.MetadataValue.path(str(path)), "n_parameters": n_parameters,
-                               "checkpoint_hash": digest})
-
-
 def _flag(value: Any) -> str:
     return str(value).lower() if isinstance(value, bool) else str(value)
 
@@ -114,7 +118,7 @@ def _log_tail(resume_dir: Path) -> str:
     return "\n".join(log.read_text(encoding="utf-8", errors="replace").splitlines()[-LOG_TAIL_LINES:])
 
 
-def run_training_job(context: dg.AssetExecutionContext, compute: ComputeResource, method: str,
+def run_training_job(context: dg.OpExecutionContext, compute: ComputeResource, method: str,
                      flags: dict[str, Any], extra_args: list[str], resume_dir: Path, final_dir: Path,
                      gpus: int) -> dict[str, dg.MetadataValue]:
     """Run ``training.pipes_entry`` on the compute backend; the job's metadata, or a Failure with its log tail."""
@@ -132,6 +136,55 @@ def run_training_job(context: dg.AssetExecutionContext, compute: ComputeResource
     return dict(result.metadata or {})
 
 
+def artifact_folder(storage: StorageResource, asset: str, identity: Any) -> Path:
+    """``<data_dir>/models/<asset>/<hash>``: the folder of everything one set of inputs and settings produces."""
+    folder = storage.path("models", asset, content_hash({"identity": identity,
+                                                        "code_version": CHECKPOINT_CODE_VERSION})[:16]).resolve()
+    folder.mkdir(exist_ok=True)
+    return folder
+
+
+@dataclass(frozen=True)
+class TrainingPlan:
+    """What the ``train`` op runs: ``training.pipes_entry <method>`` with these flags, into ``folder``."""
+
+    method: str
+    flags: dict[str, Any]
+    extra_args: list[str]
+    folder: str
+    resume_dir: str
+    fingerprint: str
+    final_metric: str
+    gpus: int
+
+
+@dg.op(out=handoff_out("The job's metadata (the stored result.json when the folder already holds one)."))
+def train(context: dg.OpExecutionContext, compute: ComputeResource, plan: TrainingPlan) -> dg.Output[dict]:
+    """Run the training job on the compute backend, holding no DuckDB slot; reuse a finished folder."""
+    folder = Path(plan.folder)
+    record = folder / RESULT_FILE
+    if record.is_file():
+        context.log.info(f"{folder} already holds a trained checkpoint: reusing it")
+        metadata = dg.deserialize_value(record.read_text(encoding="utf-8"), dict)
+        return dg.Output({"metadata": metadata, "plan": plan, "backend": metadata["backend"].value,
+                          "reused": True})
+    metadata = run_training_job(context, compute, plan.method, plan.flags, plan.extra_args,
+                                Path(plan.resume_dir), folder / CHECKPOINT_DIR, plan.gpus)
+    metadata["backend"] = dg.MetadataValue.text(compute.backend)
+    record.write_text(dg.serialize_value(metadata), encoding="utf-8")
+    return dg.Output({"metadata": metadata, "plan": plan, "backend": compute.backend, "reused": False})
+
+
+@dg.op(pool="duckdb")
+def store_checkpoint(context: dg.OpExecutionContext, trained: dict) -> dg.Output[pl.DataFrame]:
+    """Write the checkpoint's one-row table (the only DuckDB write of the asset)."""
+    plan: TrainingPlan = trained["plan"]
+    output = checkpoint_output(trained["metadata"], plan.final_metric, trained["backend"], plan.fingerprint)
+    return dg.Output(output.value, data_version=output.data_version,
+                     metadata={**output.metadata, **table_metadata(context.asset_key.path[-1], output.value),
+                               "artifact_folder": dg.MetadataValue.path(plan.folder), "reused": trained["reused"]})
+
+
 def checkpoint_output(metadata: dict[str, dg.MetadataValue], final_metric: str, backend: str,
                       stage_inputs: str) -> dg.Output[pl.DataFrame]:
     values = {key: value.value for key, value in metadata.items()}
@@ -144,41 +197,71 @@ def checkpoint_output(metadata: dict[str, dg.MetadataValue], final_metric: str, 
                      metadata={**metadata, "backend": backend, "resume_fingerprint": stage_inputs})
 
 
-@dg.asset(group_name="training", code_version=CHECKPOINT_CODE_VERSION, pool="duckdb",
-          metadata={"primary_key": "checkpoint_hash"})
-def sft_checkpoint(context: dg.AssetExecutionContext, config: SFTTrainingConfig, sft_dataset: pl.DataFrame,
-                   base_model: pl.DataFrame, compute: ComputeResource,
-                   storage: StorageResource) -> dg.Output[pl.DataFrame]:
-    """Supervised fine-tuning on the SFT samples (``training.sft`` through Pipes); ``final_loss`` is the last logged loss."""
+@dg.op(out=handoff_out("The prepared base model's row."))
+def prepare_base_model_folder(config: BaseModelConfig, storage: StorageResource) -> dict[str, Any]:
+    """Convert (the bundled GGUF), download (a Hugging Face id) or pass through (a local folder) the model."""
+    source = config.model
+    identity = file_hash(bundled_gguf() if source is None else Path(source)) if (
+        source is None or source.endswith(".gguf")) else source
+    path = prepare_base_model(artifact_folder(storage, "base_model", identity) / CHECKPOINT_DIR, source).resolve()
+    return {"model": source or "bundled:SmolLM2-135M-Instruct", "path": str(path),
+            "n_parameters": parameter_count(path), "checkpoint_hash": checkpoint_hash(path)}
+
+
+@dg.op(pool="duckdb")
+def store_base_model(row: dict[str, Any]) -> dg.Output[pl.DataFrame]:
+    frame = pl.DataFrame([row], schema=BASE_MODEL_SCHEMA)
+    return dg.Output(frame, data_version=dg.DataVersion(row["checkpoint_hash"][:16]),
+                     metadata={**table_metadata("base_model", frame), "path": dg.MetadataValue.path(row["path"]),
+                               "n_parameters": row["n_parameters"], "checkpoint_hash": row["checkpoint_hash"]})
+
+
+@dg.graph_asset(group_name="training", code_version=TRAINING_VERSION, metadata={"primary_key": "checkpoint_hash"},
+                config=config_to("prepare_base_model_folder", config_class=BaseModelConfig),
+                resource_defs=HANDOFF_RESOURCES, kinds=TRAINING_KINDS, owners=TRAINING_OWNERS)
+def base_model():
+    """The model training starts from, as a folder ``from_pretrained`` loads (converted once, then cached)."""
+    return store_base_model(prepare_base_model_folder())
+
+
+@dg.op(pool="duckdb", out=handoff_out("The SFT job to run."))
+def sft_plan(context: dg.OpExecutionContext, config: SFTTrainingConfig, sft_dataset: pl.DataFrame,
+             base_model: pl.DataFrame, compute: ComputeResource, storage: StorageResource) -> TrainingPlan:
+    """Write the SFT file into the run's content-addressed folder."""
     samples = [json.loads(s) for s in sft_dataset.sort("trajectory_id")["sample_json"].to_list()]
     if not samples:
         raise dg.Failure(description="sft_dataset holds no samples to train on")
-    train_file = storage.path("training", "sft", "train.jsonl").resolve()
-    write_sft_file(samples, train_file)
     model = config.model or base_model["path"][0]
-    flags = {"train_file": train_file, "model": model, "learning_rate": config.learning_rate,
+    flags = {"model": model, "learning_rate": config.learning_rate,
              "per_device_train_batch_size": config.per_device_train_batch_size, "max_length": config.max_length,
              "max_samples": config.max_samples, "use_lora": config.use_lora, "bf16": config.bf16}
-    fingerprint = resume_fingerprint({"samples": content_hash(samples), "model": model,
-                                      "base_hash": None if config.model else base_model["checkpoint_hash"][0],
-                                      "flags": {k: _flag(v) for k, v in flags.items() if k != "train_file"},
-                                      "extra_args": config.extra_args})
-    resume_dir = (compute.resume_dir_for(context) / fingerprint).resolve()
-    flags.update(max_steps=config.max_steps, save_steps=config.save_steps)
-    metadata = run_training_job(context, compute, "sft", flags, config.extra_args, resume_dir,
-                                storage.path("models", "sft").resolve(), config.gpus)
-    return checkpoint_output(metadata, "final_loss", compute.backend, fingerprint)
+    inputs = {"samples": content_hash(samples), "model": model,
+              "base_hash": None if config.model else base_model["checkpoint_hash"][0],
+              "flags": {k: _flag(v) for k, v in flags.items()}, "extra_args": config.extra_args}
+    fingerprint = resume_fingerprint(inputs)
+    folder = artifact_folder(storage, "sft_checkpoint",
+                             {**inputs, "max_steps": config.max_steps, "save_steps": config.save_steps})
+    train_file = folder / "train.jsonl"
+    write_sft_file(samples, train_file)
+    flags.update(train_file=train_file, max_steps=config.max_steps, save_steps=config.save_steps)
+    return TrainingPlan(method="sft", flags=flags, extra_args=list(config.extra_args), folder=str(folder),
+                        resume_dir=str((compute.resume_dir_for(context) / fingerprint).resolve()),
+                        fingerprint=fingerprint, final_metric="final_loss", gpus=config.gpus)
 
 
-@dg.asset(group_name="training", code_version=CHECKPOINT_CODE_VERSION, pool="duckdb",
-          metadata={"primary_key": "checkpoint_hash"}, ins={"services": dg.AssetIn(partition_mapping=dg.AllPartitionMapping())})
-def rl_checkpoint(context: dg.AssetExecutionContext, config: GRPOTrainingConfig, rl_tasks: pl.DataFrame,
-                  service_specs: pl.DataFrame, services: pl.DataFrame, sft_checkpoint: pl.DataFrame,
-                  compute: ComputeResource, storage: StorageResource) -> dg.Output[pl.DataFrame]:
-    """GRPO from the SFT checkpoint on the RL tasks, rewarded by the rubric (``training.grpo`` through Pipes).
+@dg.graph_asset(group_name="training", code_version=CHECKPOINT_CODE_VERSION,
+                metadata={"primary_key": "checkpoint_hash"}, config=config_to("sft_plan", config_class=SFTTrainingConfig),
+                resource_defs=HANDOFF_RESOURCES, kinds=TRAINING_KINDS, owners=TRAINING_OWNERS)
+def sft_checkpoint(sft_dataset, base_model):
+    """Supervised fine-tuning on the SFT samples (``training.sft`` through Pipes); ``final_loss`` is the last logged loss."""
+    return store_checkpoint(train(sft_plan(sft_dataset, base_model)))
 
-    The table's ``final_loss`` column holds the last step's mean reward.
-    """
+
+@dg.op(pool="duckdb", out=handoff_out("The GRPO job to run."))
+def grpo_plan(context: dg.OpExecutionContext, config: GRPOTrainingConfig, rl_tasks: pl.DataFrame,
+              service_specs: pl.DataFrame, services: pl.DataFrame, sft_checkpoint: pl.DataFrame,
+              compute: ComputeResource, storage: StorageResource) -> TrainingPlan:
+    """Write the RL file (tasks with the prompts and tools of their mounted worlds) into the run's folder."""
     tasks = task_tables.tasks_from_rows(rl_tasks)[: config.max_tasks]
     if not tasks:
         raise dg.Failure(description="rl_tasks holds no tasks to train on")
@@ -186,19 +269,41 @@ def rl_checkpoint(context: dg.AssetExecutionContext, config: GRPOTrainingConfig,
     tasks = [t for t in tasks if set(t.services) <= set(built)]
     if not tasks:
         raise dg.Failure(description="no RL task has all of its services built")
-    rl_file = storage.path("training", "grpo", "rl.jsonl").resolve()
-    write_rl_file(tasks, built, rl_file, tables.seed_states_from_rows(services), mode=config.mode)
-    flags = {"rl_file": rl_file, "model": sft_checkpoint["checkpoint_path"][0],
-             "learning_rate": config.learning_rate, "num_generations": config.num_generations,
-             "per_device_train_batch_size": config.num_generations,
-             "max_completion_length": config.max_completion_length, "max_turns": config.max_turns,
-             "bf16": config.bf16}
-    fingerprint = resume_fingerprint({"rl_file": rl_file.read_text(encoding="utf-8"),
-                                      "sft_hash": sft_checkpoint["checkpoint_hash"][0],
-                                      "flags": {k: _flag(v) for k, v in flags.items() if k != "rl_file"},
-                                      "extra_args": config.extra_args})
-    resume_dir = (compute.resume_dir_for(context) / fingerprint).resolve()
-    flags["max_steps"] = config.max_steps
-    metadata = run_training_job(context, compute, "grpo", flags, config.extra_args, resume_dir,
-                                storage.path("models", "rl").resolve(), config.gpus)
-    return checkpoint_output(metadata, "final_reward", compute.backend, fingerprint)
+    incoming = storage.path("models", "rl_checkpoint", f".incoming-{uuid.uuid4().hex}", "rl.jsonl")
+    try:
+        write_rl_file(tasks, built, incoming, tables.seed_states_from_rows(services), mode=config.mode)
+        flags = {"model": sft_checkpoint["checkpoint_path"][0], "learning_rate": config.learning_rate,
+                 "num_generations": config.num_generations, "per_device_train_batch_size": config.num_generations,
+                 "max_completion_length": config.max_completion_length, "max_turns": config.max_turns,
+                 "bf16": config.bf16}
+        inputs = {"rl_file": incoming.read_text(encoding="utf-8"), "sft_hash": sft_checkpoint["checkpoint_hash"][0],
+                  "flags": {k: _flag(v) for k, v in flags.items()}, "extra_args": config.extra_args}
+        folder = artifact_folder(storage, "rl_checkpoint", {**inputs, "max_steps": config.max_steps})
+        rl_file = folder / "rl.jsonl"
+        if not rl_file.is_file():
+            shutil.move(services_path(incoming), services_path(rl_file))
+            shutil.move(incoming, rl_file)
+    finally:
+        shutil.rmtree(incoming.parent, ignore_errors=True)
+    fingerprint = resume_fingerprint(inputs)
+    flags.update(rl_file=rl_file, max_steps=config.max_steps)
+    return TrainingPlan(method="grpo", flags=flags, extra_args=list(config.extra_args), folder=str(folder),
+                        resume_dir=str((compute.resume_dir_for(context) / fingerprint).resolve()),
+                        fingerprint=fingerprint, final_metric="final_reward", gpus=config.gpus)
+
+
+@dg.graph_asset(group_name="training", code_version=CHECKPOINT_CODE_VERSION,
+                metadata={"primary_key": "checkpoint_hash"}, config=config_to("grpo_plan", config_class=GRPOTrainingConfig),
+                ins={"services": dg.AssetIn(partition_mapping=dg.AllPartitionMapping())},
+                resource_defs=HANDOFF_RESOURCES, kinds=TRAINING_KINDS, owners=TRAINING_OWNERS)
+def rl_checkpoint(rl_tasks, service_specs, services, sft_checkpoint):
+    """GRPO from the SFT checkpoint on the RL tasks, rewarded by the rubric (``training.grpo`` through Pipes).
+
+    The table's ``final_loss`` column holds the last step's mean reward.
+    """
+    return store_checkpoint(train(grpo_plan(rl_tasks, service_specs, services, sft_checkpoint)))
+
+
+base_model, sft_checkpoint, rl_checkpoint = (
+    asset.map_asset_specs(lambda spec: spec.replace_attributes(freshness_policy=WEEKLY_TRAINING))
+    for asset in (base_model, sft_checkpoint, rl_checkpoint))

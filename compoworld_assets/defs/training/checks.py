@@ -18,31 +18,33 @@ def _hash_matches(frame: pl.DataFrame) -> dg.AssetCheckResult:
                                          "stored_hash": row["checkpoint_hash"], "actual_hash": actual or ""})
 
 
-@dg.asset_check(asset="base_model", blocking=True, description="The base model folder exists and hashes as stored.")
+@dg.asset_check(asset="base_model", blocking=True, pool="duckdb",
+                description="The base model folder exists and hashes as stored.")
 def base_model_hash_matches(base_model: pl.DataFrame) -> dg.AssetCheckResult:
     return _hash_matches(base_model.rename({"path": "checkpoint_path"}))
 
 
-@dg.asset_check(asset="sft_checkpoint", blocking=True,
+@dg.asset_check(asset="sft_checkpoint", blocking=True, pool="duckdb",
                 description="The SFT checkpoint folder exists and hashes as stored.")
 def sft_checkpoint_hash_matches(sft_checkpoint: pl.DataFrame) -> dg.AssetCheckResult:
     return _hash_matches(sft_checkpoint)
 
 
-@dg.asset_check(asset="sft_checkpoint", blocking=True, description="SFT trained steps and its final loss is finite.")
+@dg.asset_check(asset="sft_checkpoint", blocking=True, pool="duckdb",
+                description="SFT trained steps and its final loss is finite.")
 def sft_loss_finite(sft_checkpoint: pl.DataFrame) -> dg.AssetCheckResult:
     [row] = sft_checkpoint.iter_rows(named=True)
     return dg.AssetCheckResult(passed=row["steps"] > 0 and math.isfinite(row["final_loss"]),
                                metadata={"steps": row["steps"], "final_loss": row["final_loss"]})
 
 
-@dg.asset_check(asset="rl_checkpoint", blocking=True,
+@dg.asset_check(asset="rl_checkpoint", blocking=True, pool="duckdb",
                 description="The GRPO checkpoint folder exists and hashes as stored.")
 def rl_checkpoint_hash_matches(rl_checkpoint: pl.DataFrame) -> dg.AssetCheckResult:
     return _hash_matches(rl_checkpoint)
 
 
-@dg.asset_check(asset="rl_checkpoint", blocking=True,
+@dg.asset_check(asset="rl_checkpoint", blocking=True, pool="duckdb",
                 description="GRPO trained steps and its last mean reward (final_loss column) is finite.")
 def rl_reward_finite(rl_checkpoint: pl.DataFrame) -> dg.AssetCheckResult:
     [row] = rl_checkpoint.iter_rows(named=True)

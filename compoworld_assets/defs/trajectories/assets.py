@@ -8,6 +8,8 @@ import dagster as dg
 import polars as pl
 from pydantic import Field
 
+from compoworld_assets.defs.freshness import NIGHTLY_ROUND
+from compoworld_assets.defs.metadata import DATA_OWNERS, TABLE_KINDS, conversation_preview, table_metadata
 from compoworld_assets.defs.tasks.partitions import task_rounds
 from compoworld_assets.engine import tables, task_tables
 from compoworld_assets.engine.canonical import content_hash
@@ -46,7 +48,8 @@ def _world_factory(service_specs: pl.DataFrame, services: pl.DataFrame, llm: LLM
 
 @dg.asset(partitions_def=task_rounds, group_name="trajectories", code_version=ROLLOUT_VERSION, pool="duckdb",
           ins={"services": dg.AssetIn(partition_mapping=dg.AllPartitionMapping())},
-          metadata={"partition_expr": "round", "primary_key": "trajectory_id"})
+          metadata={"partition_expr": "round", "primary_key": "trajectory_id"}, kinds=TABLE_KINDS,
+          owners=DATA_OWNERS, freshness_policy=NIGHTLY_ROUND)
 def trajectories(context: dg.AssetExecutionContext, config: RolloutConfig, sampled_tasks: pl.DataFrame,
                  service_specs: pl.DataFrame, services: pl.DataFrame, llm: LLMResource, sandbox: SandboxResource,
                  storage: StorageResource) -> dg.Output[pl.DataFrame]:
@@ -70,6 +73,7 @@ def trajectories(context: dg.AssetExecutionContext, config: RolloutConfig, sampl
     frame = task_tables.trajectory_rows(produced, context.partition_key)
     return dg.Output(frame, data_version=dg.DataVersion(content_hash(frame["trajectory_hash"].to_list())[:16]),
                      metadata={
+                         **table_metadata("trajectories", frame),
                          "n_trajectories": len(frame),
                          "policy": config.policy,
                          "by_finish_reason": dg.MetadataValue.json(
@@ -79,9 +83,22 @@ def trajectories(context: dg.AssetExecutionContext, config: RolloutConfig, sampl
                      })
 
 
+def verified_preview(results: list) -> dg.MetadataValue:
+    """The first kept trajectory (by id; the first replayed one when none is kept), with its verdict."""
+    if not results:
+        return dg.MetadataValue.md("_no trajectories_")
+    ordered = sorted(results, key=lambda r: (not r[1].passed, task_tables.trajectory_id(r[1].trajectory)))
+    task, verified, sample = ordered[0]
+    return conversation_preview(task_tables.trajectory_id(verified.trajectory), sample, {
+        "instruction": task.instruction, "kept": verified.passed, "replay identical": verified.replay_identical,
+        "rubric score": round(verified.rubric_score, 4),
+        "criteria": ", ".join(f"{c.id} {'✓' if c.passed else '✗'}" for c in verified.criteria)})
+
+
 @dg.asset(partitions_def=task_rounds, group_name="trajectories", code_version=ROLLOUT_VERSION, pool="duckdb",
           ins={"services": dg.AssetIn(partition_mapping=dg.AllPartitionMapping())},
-          metadata={"partition_expr": "round", "primary_key": "trajectory_id"})
+          metadata={"partition_expr": "round", "primary_key": "trajectory_id"}, kinds=TABLE_KINDS,
+          owners=DATA_OWNERS, freshness_policy=NIGHTLY_ROUND)
 def verified_trajectories(context: dg.AssetExecutionContext, config: VerificationConfig,
                           trajectories: pl.DataFrame, sampled_tasks: pl.DataFrame, service_specs: pl.DataFrame,
                           services: pl.DataFrame, llm: LLMResource, sandbox: SandboxResource,
@@ -100,6 +117,8 @@ def verified_trajectories(context: dg.AssetExecutionContext, config: Verificatio
     kept = int(frame["passed"].sum()) if len(frame) else 0
     rates = criterion_pass_rates(v for _, v, _ in results)
     return dg.Output(frame, data_version=dg.DataVersion(content_hash(frame.rows())[:16]), metadata={
+        **table_metadata("verified_trajectories", frame),
+        "preview": verified_preview(results),
         "n_trajectories": len(frame),
         "n_kept": kept,
         "verification_yield": round(kept / len(frame), 4) if len(frame) else 0.0,

@@ -23,10 +23,12 @@ Edge attributes: ``kind``, ``type``, ``parameter``, ``output_path``, ``cross_ser
 
 from __future__ import annotations
 
+import math
 import statistics
 from collections import Counter
 from collections.abc import Iterable, Mapping
 from typing import Any
+from xml.sax.saxutils import escape
 
 import networkx as nx
 import polars as pl
@@ -38,6 +40,8 @@ from compoworld_assets.engine.types import entity_ref, is_entity_ref
 IDENTIFYING_TYPES = frozenset({"email", "phone", "file_path", "url"})
 LOOKUP_EFFECTS = frozenset({Effect.READ, Effect.LIST, Effect.SEARCH, Effect.UPDATE, Effect.DELETE})
 SEARCH_FIELD_TYPES = ("person_name", "company_name", None)
+DOMAIN_COLOURS = ("#4a78b5", "#c0392b", "#27ae60", "#8e44ad", "#d68910", "#16a085", "#7f8c8d", "#d35400",
+                  "#2c3e50", "#b03a2e", "#1f618d", "#7d6608", "#117864", "#6c3483", "#a04000")
 
 NODE_SCHEMA = {
     "qualified_name": pl.String, "service_id": pl.String, "tool": pl.String, "domain": pl.String,
@@ -211,6 +215,20 @@ def graph_tables(graph: nx.MultiDiGraph) -> tuple[pl.DataFrame, pl.DataFrame]:
     return pl.DataFrame(nodes, schema=NODE_SCHEMA), pl.DataFrame(edges, schema=EDGE_SCHEMA)
 
 
+def graph_from_tables(nodes: pl.DataFrame, edges: pl.DataFrame) -> nx.MultiDiGraph:
+    """The graph :func:`graph_tables` stored: the same nodes, attributes, edge keys and edge attributes."""
+    graph = nx.MultiDiGraph()
+    for row in nodes.iter_rows(named=True):
+        graph.add_node(row["qualified_name"], service_id=row["service_id"], tool=row["tool"], domain=row["domain"],
+                       effect=row["effect"], entity=row["entity"], changes_state=row["changes_state"],
+                       code=row["code"])
+    for row in edges.iter_rows(named=True):
+        graph.add_edge(row["source"], row["target"], key=f"{row['kind']}:{row['parameter']}:{row['output_path']}",
+                       kind=row["kind"], type=row["type"], parameter=row["parameter"],
+                       output_path=row["output_path"], cross_service=row["cross_service"])
+    return graph
+
+
 def _edge_order(edge: tuple[str, str, dict[str, Any]]) -> tuple[str, ...]:
     u, v, data = edge
     return u, v, data["kind"], data["parameter"], data["output_path"]
@@ -269,15 +287,46 @@ def service_level_graph(graph: nx.MultiDiGraph) -> nx.DiGraph:
     return services
 
 
-def service_graph_mermaid(graph: nx.MultiDiGraph) -> str:
-    """A Mermaid flowchart of the service-level graph (edge labels: number of tool edges).
+def service_graph_svg(graph: nx.MultiDiGraph, size: int = 760) -> str:
+    """The service-level graph as an SVG picture: services on a circle grouped by domain, one arrow per
+    connected ordered pair (width grows with the number of tool edges; hover shows the count and types).
 
-    Node ids get an ``svc_`` prefix so that no service id collides with Mermaid keywords (``end``).
+    Plain SVG text, so it needs no plotting library and the same graph always gives the same bytes.
     """
     services = service_level_graph(graph)
-    lines = ["flowchart LR"]
-    for service_id, data in sorted(services.nodes(data=True)):
-        lines.append(f'    svc_{service_id}["{service_id} ({data["domain"]})"]')
+    order = sorted(services.nodes(data=True), key=lambda item: (item[1]["domain"], item[0]))
+    domains = sorted({data["domain"] for _, data in order})
+    centre, radius = size / 2, size / 2 - 150
+    position = {}
+    for index, (service_id, _) in enumerate(order):
+        angle = 2 * math.pi * index / max(len(order), 1) - math.pi / 2
+        position[service_id] = (centre + radius * math.cos(angle), centre + radius * math.sin(angle))
+    heaviest = max((d["weight"] for _, _, d in services.edges(data=True)), default=1)
+    parts = [(f'<svg xmlns="http://www.w3.org/2000/svg" width="{size}" height="{size}" font-family="sans-serif" '
+              f'font-size="11">'),
+             f'<rect width="{size}" height="{size}" fill="white"/>',
+             ('<defs><marker id="arrow" viewBox="0 0 10 10" refX="10" refY="5" markerWidth="6" markerHeight="6" '
+              'orient="auto-start-reverse"><path d="M 0 0 L 10 5 L 0 10 z" fill="#7a8ca3"/></marker></defs>')]
     for a, b, data in sorted(services.edges(data=True)):
-        lines.append(f"    svc_{a} -->|{data['weight']}| svc_{b}")
-    return "\n".join(lines) + "\n"
+        (x1, y1), (x2, y2) = position[a], position[b]
+        length = math.hypot(x2 - x1, y2 - y1) or 1.0
+        x2, y2 = x2 - (x2 - x1) * 9 / length, y2 - (y2 - y1) * 9 / length
+        width = 0.6 + 2.4 * math.log1p(data["weight"]) / math.log1p(heaviest)
+        title = escape(f"{a} → {b}: {data['weight']} tool edges ({', '.join(data['types'])})")
+        parts.append(f'<line x1="{x1:.1f}" y1="{y1:.1f}" x2="{x2:.1f}" y2="{y2:.1f}" stroke="#7a8ca3" '
+                     f'stroke-opacity="0.55" stroke-width="{width:.2f}" marker-end="url(#arrow)">'
+                     f'<title>{title}</title></line>')
+    for service_id, data in order:
+        x, y = position[service_id]
+        colour = DOMAIN_COLOURS[domains.index(data["domain"]) % len(DOMAIN_COLOURS)]
+        angle = math.degrees(math.atan2(y - centre, x - centre))
+        flip = abs(angle) > 90
+        anchor, rotate = ("end", angle + 180) if flip else ("start", angle)
+        lx, ly = centre + (radius + 14) * (x - centre) / radius, centre + (radius + 14) * (y - centre) / radius
+        label = escape(f"{service_id} ({data['domain']})")
+        parts.append(f'<circle cx="{x:.1f}" cy="{y:.1f}" r="7" fill="{colour}"><title>{label}: '
+                     f'{services.out_degree(service_id)} out, {services.in_degree(service_id)} in</title></circle>')
+        parts.append(f'<text x="{lx:.1f}" y="{ly:.1f}" text-anchor="{anchor}" dominant-baseline="middle" '
+                     f'transform="rotate({rotate:.1f} {lx:.1f} {ly:.1f})" fill="#222">{label}</text>')
+    parts.append("</svg>")
+    return "\n".join(parts)

@@ -9,6 +9,8 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 
+import networkx as nx
+
 from compoworld_assets.engine.canonical import content_hash
 from compoworld_assets.engine.runtime.service_runtime import RuntimePool, ServiceMount, WorldRuntime
 from compoworld_assets.engine.service_build import BuiltService
@@ -50,14 +52,22 @@ def task_seed(seed: int, plan: Plan) -> int:
 
 def generate_tasks(specs: Iterable[ServiceSpec], built: Mapping[str, BuiltService], seed: int, n: int,
                    config: GenerationConfig = GenerationConfig(), writer: InstructionWriter | None = None,
-                   pool: RuntimePool | None = None) -> tuple[list[Task], list[QuarantinedTask]]:
+                   pool: RuntimePool | None = None,
+                   graph: nx.MultiDiGraph | None = None) -> tuple[list[Task], list[QuarantinedTask]]:
     """Sample ``n`` plans and turn each into a gated task; returns (tasks, quarantined).
 
+    ``graph`` is the dependency graph to walk (the stored one, :func:`graph_from_tables`); without it
+    the graph of the built services is computed here. Every tool it names must belong to a built
+    service (a graph older than the services would walk tools that cannot be mounted).
     Without ``pool`` one is created (with the offline world model, for mounted services that have
     world-model tools) and closed at the end.
     """
     usable = [s for s in specs if s.id in built]
-    graph = build_dependency_graph(usable, {sid: b.implementation for sid, b in built.items()})
+    if graph is None:
+        graph = build_dependency_graph(usable, {sid: b.implementation for sid, b in built.items()})
+    unbuilt = sorted({data["service_id"] for _, data in graph.nodes(data=True)} - {s.id for s in usable})
+    if unbuilt:
+        raise ValueError(f"the dependency graph names services that are not built: {', '.join(unbuilt)}")
     plans = sample_plans(graph, usable, seed, n, config.walk)
     own_pool = pool is None
     if pool is None:

@@ -1,11 +1,19 @@
+import xml.etree.ElementTree as ET
+
+import pytest
+
+from compoworld_assets.engine.library import builtin_specs
 from compoworld_assets.engine.tasks.graph import (
     IDENTIFYING_TYPES,
     build_dependency_graph,
+    graph_from_tables,
     graph_statistics,
     graph_tables,
-    service_graph_mermaid,
+    service_graph_svg,
     service_level_graph,
 )
+from compoworld_assets.engine.tasks.pipeline import generate_tasks
+from compoworld_assets.engine.tasks.sampling import WalkConfig, sample_plans
 from compoworld_assets.engine.types import is_entity_ref
 
 
@@ -43,7 +51,7 @@ def test_uninformative_types_make_no_edges(tiny_specs):
     assert not _edges(graph, "notes_get_note", "mailer_create_message")
 
 
-def test_tables_statistics_and_mermaid(tiny_specs):
+def test_tables_statistics_and_picture(tiny_specs):
     graph = build_dependency_graph(tiny_specs)
     nodes, edges = graph_tables(graph)
     assert nodes.height == graph.number_of_nodes() == sum(len(s.tools) for s in tiny_specs)
@@ -53,8 +61,32 @@ def test_tables_statistics_and_mermaid(tiny_specs):
     assert 0 < stats["cross_service_share"] < 1
     services = service_level_graph(graph)
     assert services.has_edge("shop", "mailer") and not services.has_edge("notes", "shop")
-    mermaid = service_graph_mermaid(graph)
-    assert mermaid.startswith("flowchart LR") and "svc_shop -->|" in mermaid and "svc_mailer" in mermaid
+    svg = ET.fromstring(service_graph_svg(graph))
+    namespace = "{http://www.w3.org/2000/svg}"
+    assert len(svg.findall(f"{namespace}circle")) == 3
+    arrows = [line.find(f"{namespace}title").text for line in svg.findall(f"{namespace}line")]
+    assert len(arrows) == services.number_of_edges()
+    assert any(a.startswith(f"shop → mailer: {services['shop']['mailer']['weight']} tool edges") for a in arrows)
+    assert service_graph_svg(graph) == service_graph_svg(build_dependency_graph(tiny_specs))
+
+
+def test_the_stored_tables_give_back_the_graph_and_its_walks():
+    """Tasks walk the stored ``dependency_graph``: read back, it must sample exactly the plans the built graph does."""
+    specs = builtin_specs()
+    graph = build_dependency_graph(specs)
+    stored = graph_from_tables(*graph_tables(graph))
+    assert sorted(stored.nodes(data=True)) == sorted(graph.nodes(data=True))
+    assert sorted(stored.edges(keys=True, data=True), key=repr) == sorted(graph.edges(keys=True, data=True), key=repr)
+    walk = WalkConfig(min_length=2, max_length=5, min_services=2)
+    assert [p.plan_hash() for p in sample_plans(stored, specs, 11, 120, walk)] == [
+        p.plan_hash() for p in sample_plans(graph, specs, 11, 120, walk)]
+
+
+def test_a_graph_naming_unbuilt_services_is_refused(tiny_specs, tiny_built):
+    graph = build_dependency_graph(tiny_specs)
+    built = {sid: b for sid, b in tiny_built.items() if sid != "notes"}
+    with pytest.raises(ValueError, match="not built: notes"):
+        generate_tasks(tiny_specs, built, seed=1, n=2, graph=graph)
 
 
 def test_world_model_tools_are_marked(tiny_specs):
