@@ -5,6 +5,11 @@ one task round → datasets and dbt marts on a local DuckDB file, recording runs
 ``$DAGSTER_HOME`` so ``dagster dev`` shows them. ``compoworld materialize`` runs any assets (one
 partition, or every ``service`` partition), ``compoworld export`` copies the SFT samples, RL tasks
 and every kept trajectory out of the DuckDB file as JSON lines.
+
+Runs survive being killed: every run is tagged with this process (host, pid, start time); on start
+the CLI marks failed the runs whose process is gone and frees the pool slots they held
+(``sensors.stale_runs``). SIGINT and SIGTERM stop a run, even one waiting for the ``duckdb`` pool
+(exit status 130).
 """
 
 from __future__ import annotations
@@ -13,6 +18,7 @@ import argparse
 import json
 import os
 import shutil
+import signal
 import sys
 import warnings
 from collections.abc import Callable
@@ -37,8 +43,13 @@ def _materializer(data_dir: str, log_level: str) -> tuple[object, Callable[..., 
     import dagster as dg
 
     from compoworld_assets.definitions import all_asset_checks, all_assets, build_resources
+    from compoworld_assets.interrupts import interruptible_run
+    from sensors.stale_runs import launcher_tags, reap_dead_runs
 
     instance = dg.DagsterInstance.get()
+    for reaped in reap_dead_runs(instance):
+        print(f"  run {reaped.run_id}: its process (pid {reaped.pid}) is gone; "
+              f"{'marked failed, ' if reaped.marked_failed else ''}pool slots freed", file=sys.stderr)
     everything = [*all_assets(), *all_asset_checks()]
     resources = build_resources(data_dir)
 
@@ -47,8 +58,10 @@ def _materializer(data_dir: str, log_level: str) -> tuple[object, Callable[..., 
             selection = dg.AssetSelection.assets(*selection)
         run_config = {"loggers": {"console": {"config": {"log_level": log_level}}},
                       **kwargs.pop("run_config", {})}
-        result = dg.materialize(everything, selection=selection, resources=resources, instance=instance,
-                                raise_on_error=True, run_config=run_config, **kwargs)
+        tags = {**launcher_tags(), **kwargs.pop("tags", {})}
+        with interruptible_run():
+            result = dg.materialize(everything, selection=selection, resources=resources, instance=instance,
+                                    raise_on_error=True, run_config=run_config, tags=tags, **kwargs)
         failed = [e for e in result.get_asset_check_evaluations() if not e.passed]
         for evaluation in failed:
             print(f"  check failed: {evaluation.asset_key.to_user_string()} {evaluation.check_name}",
@@ -267,6 +280,20 @@ def main(argv: list[str] | None = None) -> int:
         command.add_argument("--data-dir", default="data")
     args = parser.parse_args(argv)
     _prepare_environment(args.data_dir)
+    from dagster import DagsterExecutionInterruptedError
+
+    # SIGTERM like Ctrl-C (KeyboardInterrupt), so a run ends through Dagster's interrupt handling.
+    previous = signal.signal(signal.SIGTERM, signal.default_int_handler)
+    try:
+        return _command(args)
+    except (KeyboardInterrupt, DagsterExecutionInterruptedError):
+        print("\ninterrupted; a run in progress was marked failed", file=sys.stderr)
+        return 130
+    finally:
+        signal.signal(signal.SIGTERM, previous)
+
+
+def _command(args: argparse.Namespace) -> int:
     if args.command == "materialize":
         materialize_assets(args.data_dir, args.assets, args.partition, args.log_level, args.config)
         return 0

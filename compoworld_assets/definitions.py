@@ -38,6 +38,7 @@ from sensors import jobs as pipeline_jobs
 from sensors import schedules, spec_drop_folder
 from sensors.automation import automation_sensor
 from sensors.failures import run_failure_recorder
+from sensors.stale_runs import dead_run_reaper
 
 ASSET_MODULES = [specs_assets, services_assets, catalog_assets, graph_assets, tasks_assets, trajectories_assets,
                  datasets_assets, training_assets, evaluation_assets, reporting_assets]
@@ -78,7 +79,7 @@ def defs() -> dg.Definitions:
         asset_checks=all_asset_checks(),
         jobs=[*pipeline_jobs.ALL_JOBS, evaluation_sensors.benchmark_job],
         schedules=schedules.ALL_SCHEDULES,
-        sensors=[spec_drop_folder.spec_drop_folder_sensor, run_failure_recorder, automation_sensor,
+        sensors=[spec_drop_folder.spec_drop_folder_sensor, run_failure_recorder, dead_run_reaper, automation_sensor,
                  evaluation_sensors.sft_checkpoint_sensor, evaluation_sensors.rl_checkpoint_sensor],
         resources=build_resources(),
     )

@@ -152,8 +152,8 @@ def test_definitions_snapshot():
         "import_specs_job", "build_services_job", "tool_catalog_job", "catalog_and_graph_job",
         "task_round_job", "datasets_job", "training_job", "benchmark_job"}
     assert {s.name for s in definitions.sensors} == {
-        "spec_drop_folder_sensor", "run_failure_recorder", "automation_sensor", "sft_checkpoint_sensor",
-        "rl_checkpoint_sensor"}
+        "spec_drop_folder_sensor", "run_failure_recorder", "dead_run_reaper", "automation_sensor",
+        "sft_checkpoint_sensor", "rl_checkpoint_sensor"}
     assert {s.name for s in definitions.schedules} == {"nightly_task_round_schedule", "weekly_training_schedule"}
 
 
