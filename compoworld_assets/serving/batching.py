@@ -15,7 +15,9 @@ differ from one sequence's in the last bits. So a greedy answer equals the seque
 unless two candidate tokens are that close; a seeded sampled answer likewise draws the same
 numbers from its own generator and differs only where such a difference moves a draw across a
 boundary. A request that fails (a sampling error, say) fails alone; an error in a batched
-forward pass fails the requests in that batch.
+forward pass fails the requests in that batch. A request whose client gives up (a timed-out
+HTTP client closes its connection) is cancelled: it leaves the queue or the batch at the next
+step instead of holding a slot.
 
 Why a prefix cache and not only batching: on CPU a prompt token costs about as much as a
 generated token in a batch of dozens, and every agent turn resends the whole conversation.
@@ -23,10 +25,13 @@ generated token in a batch of dozens, and every agent turn resends the whole con
 
 from __future__ import annotations
 
+import contextlib
 import threading
 import time
 from collections import Counter, deque
-from concurrent.futures import Future
+from collections.abc import Callable
+from concurrent.futures import Future, InvalidStateError
+from concurrent.futures import TimeoutError as FutureTimeout
 from dataclasses import dataclass
 from typing import Any
 
@@ -34,6 +39,7 @@ import torch
 
 from compoworld_assets.serving.prefix_cache import PrefixCache
 from compoworld_assets.serving.sampling import (
+    Abandoned,
     GenerationRequest,
     GenerationResult,
     StopText,
@@ -44,6 +50,7 @@ from compoworld_assets.serving.settings import DEFAULT_BATCHING, BatchSettings
 from compoworld_assets.serving.slot_cache import SlotCache
 
 IDLE_RELEASE_S = 10.0
+POLL_S = 0.5
 
 
 @dataclass
@@ -94,8 +101,16 @@ class BatchGenerator:
             self._condition.notify()
         return future
 
-    def generate(self, request: GenerationRequest) -> GenerationResult:
-        return self.submit(request).result()
+    def generate(self, request: GenerationRequest, abandoned: Callable[[], bool] | None = None) -> GenerationResult:
+        """Wait for ``request``'s result; when ``abandoned()`` turns true (checked every ``POLL_S``), cancel it."""
+        future = self.submit(request)
+        while True:
+            try:
+                return future.result(timeout=POLL_S)
+            except FutureTimeout:
+                if abandoned is not None and abandoned():
+                    future.cancel()
+                    raise Abandoned("the client gave up on the request") from None
 
     def close(self) -> None:
         with self._condition:
@@ -115,10 +130,8 @@ class BatchGenerator:
                 self._admit(request, future)
             if self._rows:
                 self._step()
-        for row in self._rows:
-            row.future.set_exception(RuntimeError("the batch generator was closed"))
-        for _, future in self._waiting:
-            future.set_exception(RuntimeError("the batch generator was closed"))
+        for future in [row.future for row in self._rows] + [future for _, future in self._waiting]:
+            _fail(future, RuntimeError("the batch generator was closed"))
 
     def _next_admissions(self) -> list[tuple[GenerationRequest, Future[GenerationResult]]] | None:
         """Waiting requests that fit now (None when closed); blocks while there is nothing to do."""
@@ -136,7 +149,11 @@ class BatchGenerator:
             admitted = []
             capacity = max((row.needed_capacity for row in self._rows), default=0)
             while self._waiting and len(self._rows) + len(admitted) < self.settings.max_batch_size:
-                request, _ = self._waiting[0]
+                request, future = self._waiting[0]
+                if future.cancelled():
+                    self._waiting.popleft()
+                    self.stats["cancelled"] += 1
+                    continue
                 wanted = max(capacity, len(request.prompt_ids) + request.params.max_tokens)
                 slots = len(self._rows) + len(admitted) + 1
                 if slots > 1 and self.cache.bytes_for(slots, wanted) > self.settings.kv_cache_bytes:
@@ -187,7 +204,7 @@ class BatchGenerator:
             row.generated.append(row.sampler.next_token(logits[0], self._history(row)))
         except Exception as exc:  # noqa: BLE001 - this request fails alone
             self.cache.remove(slot)
-            future.set_exception(exc)
+            _fail(future, exc)
             self.stats["failed"] += 1
             return
         self._rows.append(row)
@@ -200,6 +217,12 @@ class BatchGenerator:
         return torch.tensor([row.request.prompt_ids + row.generated])
 
     def _step(self) -> None:
+        abandoned = [i for i, row in enumerate(self._rows) if row.future.cancelled()]
+        if abandoned:
+            self.stats["cancelled"] += len(abandoned)
+            self._retire_finished([], abandoned)
+            if not self._rows:
+                return
         lengths = list(self.cache.lengths)
         batch = len(self._rows)
         input_ids = torch.tensor([[row.generated[-1]] for row in self._rows])
@@ -213,7 +236,7 @@ class BatchGenerator:
             logits = self._forward(input_ids, mask, position_ids)
         except Exception as exc:  # noqa: BLE001 - a batched pass cannot tell whose input broke it
             for row in self._rows:
-                row.future.set_exception(exc)
+                _fail(row.future, exc)
             self.stats["failed"] += batch
             self._rows.clear()
             self.cache.release()
@@ -226,7 +249,7 @@ class BatchGenerator:
             try:
                 row.generated.append(row.sampler.next_token(logits[i], self._history(row)))
             except Exception as exc:  # noqa: BLE001 - this request fails alone
-                row.future.set_exception(exc)
+                _fail(row.future, exc)
                 failed.append(i)
                 self.stats["failed"] += 1
         self._retire_finished(range(batch), failed)
@@ -241,12 +264,12 @@ class BatchGenerator:
             try:
                 result = finish(row.generated, row.request.params, row.request.end_ids, row.stop)
             except Exception as exc:  # noqa: BLE001 - this request fails alone
-                row.future.set_exception(exc)
+                _fail(row.future, exc)
                 leaving.add(i)
                 continue
             if result is not None:
                 self._remember(row.request.prompt_ids + row.generated[:-1], i)
-                row.future.set_result(result)
+                _settle(row.future, result)
                 leaving.add(i)
                 self.stats["completions"] += 1
         for i in sorted(leaving, reverse=True):
@@ -262,3 +285,14 @@ class BatchGenerator:
         length = min(len(token_ids), self.cache.lengths[slot])
         if length - start >= self.prefix.block_size:
             self.prefix.store(token_ids[:length], start, self.cache.read(slot, start, length))
+
+
+def _settle(future: Future[Any], result: Any) -> None:
+    """Answer ``future`` unless its client gave up (cancelled it)."""
+    with contextlib.suppress(InvalidStateError):
+        future.set_result(result)
+
+
+def _fail(future: Future[Any], exc: BaseException) -> None:
+    with contextlib.suppress(InvalidStateError):
+        future.set_exception(exc)

@@ -26,6 +26,7 @@ import itertools
 import json
 import os
 import re
+import select
 import socket
 import subprocess
 import sys
@@ -33,14 +34,14 @@ import tempfile
 import time
 import urllib.error
 import urllib.request
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from compoworld_assets.engine.rollout.llm import parse_content_tool_calls
-from compoworld_assets.serving.sampling import GenerationRequest, SamplingParams
+from compoworld_assets.serving.sampling import Abandoned, GenerationRequest, SamplingParams
 from compoworld_assets.serving.settings import DEFAULT_BATCHING, GIB, BatchSettings
 
 if TYPE_CHECKING:
@@ -135,9 +136,12 @@ class ChatModel:
     def complete(self, request: dict[str, Any]) -> dict[str, Any]:
         return self.answer(self.prepare(request))
 
-    def answer(self, prepared: GenerationRequest) -> dict[str, Any]:
-        """The OpenAI chat completion for a prepared request (blocks until it is generated)."""
-        result = self.generator.generate(prepared)
+    def answer(self, prepared: GenerationRequest, abandoned: Callable[[], bool] | None = None) -> dict[str, Any]:
+        """The OpenAI chat completion for a prepared request (blocks until it is generated).
+
+        ``abandoned``: whether the client has gone; the batch generator then cancels the request.
+        """
+        result = self.generator.generate(prepared, abandoned)
         number = next(self._counter)
         message, finish = completion_message(result.text, prepared.meta["with_tools"], f"call_{number}")
         if finish == "stop" and result.finish_reason == "length":
@@ -194,6 +198,16 @@ def make_handler(model: ChatModel) -> type[BaseHTTPRequestHandler]:
         def _error(self, status: int, message: str, code: str) -> None:
             self._send(status, {"error": {"message": message, "type": "invalid_request_error", "code": code}})
 
+        def _client_gone(self) -> bool:
+            """Whether the client closed its connection (readable with nothing to read)."""
+            readable, _, _ = select.select([self.connection], [], [], 0)
+            if not readable:
+                return False
+            try:
+                return self.connection.recv(1, socket.MSG_PEEK) == b""
+            except OSError:
+                return True
+
         def do_GET(self) -> None:
             if self.path.rstrip("/") in ("/v1/models", "/models"):
                 self._send(200, {"object": "list", "data": [
@@ -221,7 +235,9 @@ def make_handler(model: ChatModel) -> type[BaseHTTPRequestHandler]:
                 self._error(400, f"{type(exc).__name__}: {exc}", "invalid_request")
                 return
             try:
-                self._send(200, model.answer(prepared))
+                self._send(200, model.answer(prepared, self._client_gone))
+            except Abandoned:
+                self.close_connection = True
             except Exception as exc:  # noqa: BLE001 - a failed generation is this request's 500, not the server's end
                 self._send(500, {"error": {"message": f"{type(exc).__name__}: {exc}", "type": "server_error",
                                            "code": "generation_failed"}})

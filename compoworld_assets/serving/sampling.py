@@ -48,6 +48,10 @@ class GenerationRequest:
     meta: dict[str, Any] = field(default_factory=dict)
 
 
+class Abandoned(RuntimeError):
+    """The client went away before its answer was ready; the request was cancelled."""
+
+
 class TokenSampler:
     """Chooses one request's next tokens from its own logits rows (float32, shape ``[vocab]``)."""
 

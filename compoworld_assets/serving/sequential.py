@@ -7,6 +7,7 @@ generator is compared with (tests, ``benchmarks/serving_throughput.py``).
 from __future__ import annotations
 
 import threading
+from collections.abc import Callable
 from typing import Any
 
 from compoworld_assets.serving.sampling import (
@@ -24,7 +25,8 @@ class SequentialGenerator:
         self.tokenizer = tokenizer
         self._lock = threading.Lock()
 
-    def generate(self, request: GenerationRequest) -> GenerationResult:
+    def generate(self, request: GenerationRequest, abandoned: Callable[[], bool] | None = None) -> GenerationResult:
+        """``request``'s result (``abandoned`` is not checked: ``generate`` cannot be stopped halfway)."""
         import torch
         from transformers import StoppingCriteria, StoppingCriteriaList
 

@@ -131,3 +131,15 @@ def test_concurrent_http_requests_are_all_answered(models):
             assert status == 200
             assert reply["choices"][0]["message"] == sequential.complete(bodies[k])["choices"][0]["message"]
     assert stats["completions"] >= 10
+
+
+def test_a_cancelled_request_leaves_and_its_batch_mates_finish(models):
+    sequential, batched = models
+    cancelled_before = batched.generator.stats["cancelled"]
+    long = batched.generator.submit(batched.prepare(chat(2, max_tokens=400)))
+    mates = [batched.generator.submit(batched.prepare(chat(k))) for k in range(3)]
+    assert long.cancel()  # the client gave up before its answer was ready
+    assert [f.result().token_ids for f in mates] == [
+        sequential.generator.generate(sequential.prepare(chat(k))).token_ids for k in range(3)]
+    assert batched.generator.stats["cancelled"] == cancelled_before + 1
+    assert batched.generator.generate(batched.prepare(chat(0))).token_ids == mates[0].result().token_ids
