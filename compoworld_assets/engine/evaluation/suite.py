@@ -28,6 +28,10 @@ class SuiteSettings:
     heldout_tasks: int | None = 10
     heldout_mode: str = "direct"
     heldout_max_steps: int | None = None  # None: derived from the tasks (heldout.heldout_budget)
+    # Episodes in flight at once: the local server decodes their turns together (serving/batching.py).
+    # An episode's wall time then includes waiting for the others, hence the longer timeout.
+    heldout_concurrency: int = 8
+    heldout_episode_timeout_s: float = 3600.0
     bfcl_categories: tuple[str, ...] = bfcl.DEFAULT_CATEGORIES
     bfcl_per_category: int | None = 3
     bfcl_max_steps_per_turn: int | None = None  # None: BFCL's own limit (bfcl.steps_per_turn)
@@ -65,8 +69,10 @@ def run_benchmark(benchmark: str, endpoint: ModelEndpoint, settings: SuiteSettin
         budget = heldout.heldout_budget(tasks, heldout_world[1], settings.heldout_mode, count_tokens,
                                         max_steps=settings.heldout_max_steps, max_tokens=endpoint.max_tokens)
         run = heldout.evaluate_heldout(tasks, heldout_world[1], endpoint, settings.seeds, mode=settings.heldout_mode,
-                                       budget=budget)
-        tests = [heldout.heldout_self_test(tasks, heldout_world[1], settings.heldout_mode, budget, count_tokens)]
+                                       budget=budget, concurrency=settings.heldout_concurrency,
+                                       episode_timeout_s=settings.heldout_episode_timeout_s)
+        tests = [heldout.heldout_self_test(tasks, heldout_world[1], settings.heldout_mode, budget, count_tokens,
+                                           concurrency=settings.heldout_concurrency)]
     elif benchmark == bfcl.BENCHMARK:
         run = bfcl.evaluate_bfcl(endpoint, settings.seeds, settings.bfcl_categories, settings.bfcl_per_category,
                                  settings.sample_seed, settings.bfcl_max_steps_per_turn, count_tokens=count_tokens)
