@@ -31,7 +31,7 @@ class Untranslatable(ValueError):
     """A construct with no exact ``re`` equivalent (the message says which)."""
 
 
-def compile_error(pattern: str) -> str | None:
+def _compile_error(pattern: str) -> str | None:
     """Why ``re`` cannot compile ``pattern`` (None when it can)."""
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")  # FutureWarning "possible nested set" on ECMAScript classes
@@ -44,14 +44,14 @@ def compile_error(pattern: str) -> str | None:
 
 def python_pattern(pattern: str) -> tuple[str | None, str]:
     """(a pattern ``re`` compiles with the same meaning, "") or (None, why it cannot be had)."""
-    error = compile_error(pattern)
+    error = _compile_error(pattern)
     if error is None:
         return pattern, ""
     try:
         translated = _translate(pattern)
     except Untranslatable as why:
         return None, f"{why} (re: {error})"
-    still = compile_error(translated)
+    still = _compile_error(translated)
     if still is not None:
         return None, f"no Python equivalent (re: {still})"
     return translated, ""

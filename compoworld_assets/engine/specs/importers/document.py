@@ -65,7 +65,7 @@ def parse_json(text: str, limits: ImportLimits = DEFAULT_LIMITS) -> Any:
         raise UnreadableSpec("JSON nested too deeply to parse") from error
 
 
-def clean_string(text: str, limits: ImportLimits, repairs: Repairs, location: str) -> str:
+def _clean_string(text: str, limits: ImportLimits, repairs: Repairs, location: str) -> str:
     """NFC, no lone surrogates or NUL characters, at most ``max_string_chars`` characters."""
     if len(text) > limits.max_string_chars:
         repairs.note(f"strings longer than {limits.max_string_chars} characters cut", location, text[:200])
@@ -89,26 +89,40 @@ def clean_string(text: str, limits: ImportLimits, repairs: Repairs, location: st
 def sanitize_document(
     data: Any, repairs: Repairs, location: str, limits: ImportLimits = DEFAULT_LIMITS
 ) -> Any:
-    """A bounded plain-JSON tree copy of ``data`` (see the module docstring); raises DocumentRejected."""
+    """A bounded plain-JSON tree copy of ``data`` (see the module docstring); raises DocumentRejected.
+
+    Plain values (ASCII strings within the length limit, booleans, bounded integers, finite floats,
+    None) are copied inline; everything else goes through :class:`_Cleaner`. A node's place is kept
+    as a chain of (parent, key) pairs and spelled as a JSON pointer only for a repair or a rejection,
+    since building pointers was most of the cost on large documents.
+    """
     holder: list[Any] = []
     cleaner = _Cleaner(limits, repairs, location)
-    if not cleaner.add(holder, None, data, ""):
+    if not cleaner.add(holder, None, data, None):
         return None
     stack = list(cleaner.pending)
     cleaner.pending.clear()
+    plain = cleaner.plain
     while stack:
-        source, target, depth, pointer = stack.pop()
+        source, target, depth, place = stack.pop()
         if depth > limits.max_depth:
-            raise DocumentRejected(f"document nests deeper than {limits.max_depth} levels", pointer)
+            raise DocumentRejected(f"document nests deeper than {limits.max_depth} levels", _pointer(place))
+        cleaner.count(len(source))
         if isinstance(source, dict):
             for key, value in source.items():
-                name = cleaner.key(key, pointer)
+                name = key if type(key) is str and plain(key) else cleaner.key(key, place)
                 if name in target:
-                    repairs.note("keys equal after Unicode normalisation merged", f"{location}#{pointer}", name)
-                cleaner.add(target, name, value, f"{pointer}/{_escape(name)}", depth)
+                    repairs.note("keys equal after Unicode normalisation merged", cleaner.at(place), name)
+                if plain(value):
+                    target[name] = value
+                else:
+                    cleaner.add(target, name, value, (place, name), depth)
         else:
             for index, value in enumerate(source):
-                cleaner.add(target, None, value, f"{pointer}/{index}", depth)
+                if plain(value):
+                    target.append(value)
+                else:
+                    cleaner.add(target, None, value, (place, index), depth)
         stack.extend(cleaner.pending)
         cleaner.pending.clear()
     return holder[0] if holder else None
@@ -119,29 +133,46 @@ class _Cleaner:
         self.limits = limits
         self.repairs = repairs
         self.location = location
-        self.nodes = 0
+        self.nodes = 1
         self.max_int = 10**limits.max_int_digits
-        self.pending: list[tuple[Any, Any, int, str]] = []
+        self.pending: list[tuple[Any, Any, int, Any]] = []
 
-    def add(self, target: Any, key: str | None, value: Any, pointer: str, depth: int = 0) -> bool:
+    def plain(self, value: Any) -> bool:
+        """Whether ``value`` is kept exactly as it is (the fast path)."""
+        kind = type(value)
+        if kind is str:
+            return value.isascii() and len(value) <= self.limits.max_string_chars and "\x00" not in value
+        if kind is int:
+            return -self.max_int < value < self.max_int
+        if kind is float:
+            return math.isfinite(value)
+        return kind is bool or value is None
+
+    def count(self, children: int) -> None:
+        before = self.nodes
+        self.nodes += children
+        if self.nodes > self.limits.max_nodes:
+            raise DocumentRejected(f"document holds more than {self.limits.max_nodes} values")
+        if self.nodes // _DEADLINE_EVERY != before // _DEADLINE_EVERY:
+            check_deadline()
+
+    def at(self, place: Any) -> str:
+        return f"{self.location}#{_pointer(place)}"
+
+    def add(self, target: Any, key: str | None, value: Any, place: Any, depth: int = 0) -> bool:
         """Put the cleaned ``value`` into ``target`` (a list when ``key`` is None); False if left out.
 
         Containers are put in empty and queued in :attr:`pending` to be filled."""
-        self.nodes += 1
-        if self.nodes > self.limits.max_nodes:
-            raise DocumentRejected(f"document holds more than {self.limits.max_nodes} values")
-        if self.nodes % _DEADLINE_EVERY == 0:
-            check_deadline()
         if isinstance(value, dict):
             cleaned: Any = {}
-            self.pending.append((value, cleaned, depth + 1, pointer))
+            self.pending.append((value, cleaned, depth + 1, place))
         elif isinstance(value, (list, tuple)):
             cleaned = []
-            self.pending.append((value, cleaned, depth + 1, pointer))
+            self.pending.append((value, cleaned, depth + 1, place))
         else:
-            cleaned = self.scalar(value, pointer)
+            cleaned = self.scalar(value, place)
             if isinstance(cleaned, _LeftOut):
-                self.repairs.note(cleaned.reason, f"{self.location}#{pointer}", _preview(value))
+                self.repairs.note(cleaned.reason, self.at(place), _preview(value))
                 return False
         if key is None:
             target.append(cleaned)
@@ -149,11 +180,11 @@ class _Cleaner:
             target[key] = cleaned
         return True
 
-    def scalar(self, value: Any, pointer: str) -> Any:
+    def scalar(self, value: Any, place: Any) -> Any:
         if value is None or isinstance(value, bool):
             return value
         if isinstance(value, str):
-            return clean_string(value, self.limits, self.repairs, f"{self.location}#{pointer}")
+            return _clean_string(value, self.limits, self.repairs, self.at(place))
         if isinstance(value, int):
             return value if -self.max_int < value < self.max_int else OVERSIZED_INTEGER
         if isinstance(value, float):
@@ -164,16 +195,21 @@ class _Cleaner:
             return value.isoformat()
         return _LeftOut(f"values of types JSON lacks ({type(value).__name__}) left out")
 
-    def key(self, key: Any, pointer: str) -> str:
+    def key(self, key: Any, place: Any) -> str:
         if isinstance(key, str):
-            return clean_string(key, self.limits, self.repairs, f"{self.location}#{pointer}")
+            return _clean_string(key, self.limits, self.repairs, self.at(place))
         if isinstance(key, bool) or key is None:
             return json.dumps(key)
-        return clean_string(str(key), self.limits, self.repairs, f"{self.location}#{pointer}")
+        return _clean_string(str(key), self.limits, self.repairs, self.at(place))
 
 
-def _escape(name: str) -> str:
-    return name.replace("~", "~0").replace("/", "~1")
+def _pointer(place: Any) -> str:
+    """The JSON pointer of a (parent, key) chain (None is the document itself)."""
+    parts: list[str] = []
+    while place is not None:
+        place, key = place
+        parts.append(str(key).replace("~", "~0").replace("/", "~1"))
+    return "".join(f"/{part}" for part in reversed(parts))
 
 
 def _preview(value: Any) -> str:
