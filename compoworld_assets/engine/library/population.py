@@ -26,6 +26,7 @@ class Company(BaseModel):
 
 
 class Person(BaseModel):
+    role: str = Field(default="customer", description="employee, customer, vendor or candidate (library.roles).")
     full_name: str
     email: str
     phone: str
@@ -43,7 +44,8 @@ class Population(BaseModel):
     """A seeded pool of people and files shared by all services of one world.
 
     ``customers`` are outside contacts (buyers, payers, recipients); ``staff`` work for
-    ``home_company``, the organisation operating the services.
+    ``home_company``, the organisation operating the services; ``vendors`` supply it and
+    ``candidates`` apply to it. Which pool a field draws from is its role (:mod:`.roles`).
     """
 
     seed: int
@@ -51,27 +53,37 @@ class Population(BaseModel):
     companies: list[Company]
     customers: list[Person] = Field(min_length=1)
     staff: list[Person] = Field(min_length=1)
+    vendors: list[Person] = Field(min_length=1)
+    candidates: list[Person] = Field(min_length=1)
     files: list[str] = Field(min_length=1)
 
     @classmethod
-    def generate(cls, seed: int, customers: int = 40, staff: int = 24, files: int = 30) -> Population:
+    def generate(cls, seed: int, customers: int = 40, staff: int = 24, vendors: int = 12, candidates: int = 12,
+                 files: int = 30) -> Population:
         rng = random.Random(f"population:{seed}")
         companies = [_company(name, rng) for name in COMPANIES]
         home, clients = companies[0], companies[1:]
         rng.shuffle(clients)
         names = [f"{first} {last}" for first in FIRST_NAMES for last in LAST_NAMES]
-        chosen = rng.sample(names, customers + staff)
+        chosen = iter(rng.sample(names, customers + staff + vendors + candidates))
         return cls(
             seed=seed,
             home_company=home,
             companies=clients,
-            customers=[_person(name, rng.choice(clients), rng) for name in chosen[:customers]],
-            staff=[_person(name, home, rng) for name in chosen[customers:]],
+            customers=[_person(next(chosen), rng.choice(clients), rng, "customer") for _ in range(customers)],
+            staff=[_person(next(chosen), home, rng, "employee") for _ in range(staff)],
+            vendors=[_person(next(chosen), rng.choice(clients), rng, "vendor") for _ in range(vendors)],
+            candidates=[_person(next(chosen), rng.choice(clients), rng, "candidate") for _ in range(candidates)],
             files=sorted({_file_path(rng) for _ in range(files)}),
         )
 
     def everyone(self) -> list[Person]:
-        return self.customers + self.staff
+        return self.customers + self.staff + self.vendors + self.candidates
+
+    def pool(self, role: str) -> list[Person]:
+        """The people of one role (``employee`` is the staff)."""
+        return {"employee": self.staff, "vendor": self.vendors, "candidate": self.candidates}.get(role,
+                                                                                                self.customers)
 
     def company(self, name: str) -> Company:
         return next(c for c in [self.home_company, *self.companies] if c.name == name)
@@ -84,9 +96,10 @@ def _company(name: str, rng: random.Random) -> Company:
                    city=city, country=country)
 
 
-def _person(full_name: str, company: Company, rng: random.Random) -> Person:
+def _person(full_name: str, company: Company, rng: random.Random, role: str) -> Person:
     city, country = rng.choice(CITIES)
     return Person(
+        role=role,
         full_name=full_name,
         email=f"{full_name.lower().replace(' ', '.')}@{company.domain}",
         phone=f"+1-555-{rng.randint(100, 999)}-{rng.randint(1000, 9999)}",

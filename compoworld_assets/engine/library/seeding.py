@@ -22,6 +22,7 @@ from compoworld_assets.engine import values
 from compoworld_assets.engine.library import builtin_specs
 from compoworld_assets.engine.library.phrases import text_for
 from compoworld_assets.engine.library.population import Person, Population
+from compoworld_assets.engine.library.roles import role_of
 from compoworld_assets.engine.library.wording import words as _words
 from compoworld_assets.engine.runtime.state import ServiceState, WorldState
 from compoworld_assets.engine.specs.model import EntitySpec, FieldSpec, ServiceSpec
@@ -35,10 +36,8 @@ PERSON_TYPES = frozenset({"email", "person_name", "phone", "company_name", "addr
 LOCATION_TYPES = frozenset({"address", "city", "country"})
 TYPE_WORDS = frozenset({"email", "name", "full", "first", "last", "phone", "mobile", "company", "address",
                         "city", "country"})
-STAFF_WORDS = frozenset({"owner", "assignee", "author", "organizer", "employee", "interviewer", "hiring",
-                         "manager", "approver", "requester", "submitter", "created", "booked", "head",
-                         "sender", "assigned", "agent", "member", "traveller"})
-STAFF_ENTITY_WORDS = frozenset({"employee", "user", "staff", "agent", "member", "payslip"})
+# A person field without a role (library.roles) is seeded from the customers, a sender from the staff.
+SEEDED_STAFF_WORDS = frozenset({"sender"})
 UNTYPED_HINTS = {"email": "email", "phone": "phone", "url": "url", "website": "url", "city": "city",
                  "country": "country", "address": "address", "path": "file_path", "currency": "currency"}
 # An end-like field follows its start-like partner by a gap in minutes (datetimes) or days (dates).
@@ -106,14 +105,14 @@ class _Cast:
 
     slots: dict[str, str | None]
     primary: str
-    primary_is_staff: bool | None
+    primary_role: str | None
 
     @classmethod
     def of(cls, entity: EntitySpec) -> _Cast:
         slots = {f.name: person_slot(f) for f in entity.fields if _person_type(f)}
         named = [slot for slot in slots.values() if slot is not None]
         primary = named[0] if named else ""
-        return cls(slots, primary, _is_staff(primary, entity, primary) if slots else None)
+        return cls(slots, primary, pool_role(primary, entity) if slots else None)
 
 
 class _RowMaker:
@@ -191,16 +190,15 @@ class _RowMaker:
                 return None if not required else record_id(prefix, index)
             return record_id(prefix, rng.choice([n for n in range(1, self.rows + 1) if n != index]))
         target_cast = _Cast.of(target) if target else None
-        if target_cast and target_cast.primary_is_staff is not None \
-                and target_cast.primary_is_staff == self.cast.primary_is_staff:
+        if target_cast and target_cast.primary_role is not None \
+                and target_cast.primary_role == self.cast.primary_role:
             return record_id(prefix, index)
         return record_id(prefix, rng.randint(1, self.rows))
 
     def _person(self, slot: str, index: int, rng: random.Random, people: dict[str, Person]) -> Person:
         if slot in people:
             return people[slot]
-        staff = _is_staff(slot, self.entity, self.cast.primary)
-        pool = self.population.staff if staff else self.population.customers
+        pool = self.population.pool(pool_role(slot, self.entity))
         taken = {p.email for p in people.values()}
         if slot == self.cast.primary:
             person = pool[(index - 1) % len(pool)]
@@ -278,15 +276,16 @@ def person_slot(spec_field: FieldSpec) -> str | None:
     return "_".join(w for w in words if w not in TYPE_WORDS)
 
 
-def _is_staff(slot: str, entity: EntitySpec, primary: str) -> bool:
-    """Whether a slot is one of the home company's staff rather than an outside customer.
+def pool_role(slot: str, entity: EntitySpec) -> str:
+    """Which pool of the population a slot's person comes from (see :mod:`.roles`).
 
-    Named roles decide (``owner``, ``assignee``...); the main person of an entity such as
-    ``Employee`` or ``UserAccount`` is staff too.
+    The slot's words decide (``owner`` → employee, ``payer`` → customer); a slot without a role word
+    takes its entity's role (an ``Employee``'s email, a ``Candidate``'s, a ``Vendor``'s contact).
     """
-    if set(slot.split("_")) & STAFF_WORDS:
-        return True
-    return slot == primary and bool(set(_words(entity.name)) & STAFF_ENTITY_WORDS)
+    role = role_of(slot, entity.name)
+    if role is not None:
+        return role.role
+    return "employee" if set(slot.split("_")) & SEEDED_STAFF_WORDS else "customer"
 
 
 def currency_fields(entity: EntitySpec) -> list[FieldSpec]:

@@ -18,7 +18,11 @@ Nodes are tools, named by their qualified name (``crm_get_contact``). Two kinds 
   finds the record (its key, a list filter or the search ``query``) and the output path of
   ``t1`` that fills it.
 
-Edge attributes: ``kind``, ``type``, ``parameter``, ``output_path``, ``cross_service``.
+Person edges (emails, phones) join only compatible roles (:mod:`compoworld_assets.engine.library.roles`):
+a candidate's email never fills a payslip's ``employee_email``; a role-less field (``to``,
+``recipient_email``) goes with anyone. The edge keeps the evidence in ``roles``.
+
+Edge attributes: ``kind``, ``type``, ``parameter``, ``output_path``, ``cross_service``, ``roles``.
 """
 
 from __future__ import annotations
@@ -33,11 +37,13 @@ from xml.sax.saxutils import escape
 import networkx as nx
 import polars as pl
 
+from compoworld_assets.engine.library.roles import Role, compatible, output_role, parameter_role
 from compoworld_assets.engine.specs.model import Effect, ServiceSpec, ToolSpec
 from compoworld_assets.engine.synthesis.offline import is_code_tool
 from compoworld_assets.engine.types import entity_ref, is_entity_ref
 
 IDENTIFYING_TYPES = frozenset({"email", "phone", "file_path", "url"})
+PERSON_TYPES = frozenset({"email", "phone"})
 LOOKUP_EFFECTS = frozenset({Effect.READ, Effect.LIST, Effect.SEARCH, Effect.UPDATE, Effect.DELETE})
 SEARCH_FIELD_TYPES = ("person_name", "company_name", None)
 DOMAIN_COLOURS = ("#4a78b5", "#c0392b", "#27ae60", "#8e44ad", "#d68910", "#16a085", "#7f8c8d", "#d35400",
@@ -51,7 +57,7 @@ NODE_SCHEMA = {
 EDGE_SCHEMA = {
     "source": pl.String, "target": pl.String, "source_service": pl.String, "target_service": pl.String,
     "kind": pl.String, "type": pl.String, "parameter": pl.String, "output_path": pl.String,
-    "cross_service": pl.Boolean,
+    "cross_service": pl.Boolean, "roles": pl.String,
 }
 
 
@@ -106,20 +112,32 @@ def _add_type_edges(graph: nx.MultiDiGraph, spec: ServiceSpec, tool: ToolSpec,
                     consumers: dict[str, list[tuple[ServiceSpec, ToolSpec, str]]]) -> None:
     source = spec.qualified_tool_name(tool.name)
     deleted = entity_ref(spec.id, tool.entity) if tool.effect == Effect.DELETE and tool.entity else None
-    best: dict[tuple[str, str], tuple[str, str]] = {}
+    best: dict[tuple[str, str], tuple[str, str, str]] = {}
     reliable = always_present_paths(tool.returns)
     for path, type_name in sorted(tool.output_types().items(), key=lambda item: _path_order(item[0])):
         if not carries_information(type_name) or path not in reliable:
             continue
+        produced = output_role(spec, tool, path) if type_name in PERSON_TYPES else None
         for target_spec, target_tool, parameter in consumers.get(type_name, []):
             target = target_spec.qualified_tool_name(target_tool.name)
             if target == source or type_name == deleted or _undoes(tool, target_tool, spec, target_spec):
                 continue
-            best.setdefault((target, parameter), (path, type_name))
-    for (target, parameter), (path, type_name) in sorted(best.items()):
+            wanted = parameter_role(target_spec, target_tool, parameter) if type_name in PERSON_TYPES else None
+            if not compatible(produced, wanted):
+                continue
+            best.setdefault((target, parameter), (path, type_name, role_evidence(produced, wanted)))
+    for (target, parameter), (path, type_name, roles) in sorted(best.items()):
         target_service = graph.nodes[target]["service_id"]
         graph.add_edge(source, target, key=f"type:{parameter}:{path}", kind="type", type=type_name,
-                       parameter=parameter, output_path=path, cross_service=target_service != spec.id)
+                       parameter=parameter, output_path=path, cross_service=target_service != spec.id,
+                       roles=roles)
+
+
+def role_evidence(produced: Role | None, wanted: Role | None) -> str:
+    """``customer (payer_email: word 'payer') -> anyone`` for a person edge; empty for other edges."""
+    if produced is None and wanted is None:
+        return ""
+    return f"{produced or 'anyone'} -> {wanted or 'anyone'}"
 
 
 def always_present_paths(schema: Any, path: str = "") -> set[str]:
@@ -172,7 +190,7 @@ def _add_state_edges(graph: nx.MultiDiGraph, spec: ServiceSpec, tool: ToolSpec) 
         parameter, path = link
         graph.add_edge(source, target, key=f"state:{parameter}:{path}", kind="state",
                        type=entity_ref(spec.id, tool.entity), parameter=parameter, output_path=path,
-                       cross_service=False)
+                       cross_service=False, roles="")
 
 
 def _state_link(spec: ServiceSpec, target: ToolSpec, outputs: dict[str, str],
@@ -209,7 +227,8 @@ def graph_tables(graph: nx.MultiDiGraph) -> tuple[pl.DataFrame, pl.DataFrame]:
     edges = [
         {"source": u, "target": v, "source_service": graph.nodes[u]["service_id"],
          "target_service": graph.nodes[v]["service_id"], "kind": d["kind"], "type": d["type"],
-         "parameter": d["parameter"], "output_path": d["output_path"], "cross_service": d["cross_service"]}
+         "parameter": d["parameter"], "output_path": d["output_path"], "cross_service": d["cross_service"],
+         "roles": d.get("roles", "")}
         for u, v, d in sorted(graph.edges(data=True), key=_edge_order)
     ]
     return pl.DataFrame(nodes, schema=NODE_SCHEMA), pl.DataFrame(edges, schema=EDGE_SCHEMA)
@@ -225,7 +244,8 @@ def graph_from_tables(nodes: pl.DataFrame, edges: pl.DataFrame) -> nx.MultiDiGra
     for row in edges.iter_rows(named=True):
         graph.add_edge(row["source"], row["target"], key=f"{row['kind']}:{row['parameter']}:{row['output_path']}",
                        kind=row["kind"], type=row["type"], parameter=row["parameter"],
-                       output_path=row["output_path"], cross_service=row["cross_service"])
+                       output_path=row["output_path"], cross_service=row["cross_service"],
+                       roles=row.get("roles") or "")
     return graph
 
 

@@ -17,6 +17,7 @@ from typing import Any
 from compoworld_assets.engine.canonical import content_hash
 from compoworld_assets.engine.library.intents import entity_noun
 from compoworld_assets.engine.library.population import Population
+from compoworld_assets.engine.library.roles import Role, compatible, parameter_role, role_of
 from compoworld_assets.engine.library.seeding import DEFAULT_ROWS, seed_world
 from compoworld_assets.engine.runtime.state import WorldState
 from compoworld_assets.engine.service_build import BuiltService
@@ -198,7 +199,7 @@ def _resolve_step(step: PlanStep, plan: Plan, world: WorldState, specs: Mapping[
     args = {}
     for name, binding in step.args.items():
         if binding.kind == "user_known":
-            candidates = _world_values(binding, step, plan, world, specs)
+            candidates = _world_values(name, binding, step, plan, world, specs)
             if not candidates:
                 raise TaskGenerationError(
                     f"step {step.index} {name}: the world has no value for {binding.path or binding.type}")
@@ -207,9 +208,10 @@ def _resolve_step(step: PlanStep, plan: Plan, world: WorldState, specs: Mapping[
     return step.model_copy(update={"args": args})
 
 
-def _world_values(binding: ArgBinding, step: PlanStep, plan: Plan, world: WorldState,
+def _world_values(name: str, binding: ArgBinding, step: PlanStep, plan: Plan, world: WorldState,
                   specs: Mapping[str, ServiceSpec]) -> list[Any]:
-    """Real values for a user-known binding: from the named table field, else any value of its type."""
+    """Real values for a user-known binding: from the named table field, else any value of its type
+    (for a person, from fields of a compatible role: an employee's email for ``employee_email``)."""
     if binding.path:
         service_id, entity, field = binding.path.split(".")
         if service_id in world.services:
@@ -218,22 +220,24 @@ def _world_values(binding: ArgBinding, step: PlanStep, plan: Plan, world: WorldS
     if binding.type is None:
         return []
     order = [step.service_id] + [s for s in plan.services if s != step.service_id] + sorted(world.services)
+    spec = specs[step.service_id]
+    wanted = parameter_role(spec, spec.tool(step.tool), name)
     for service_id in dict.fromkeys(order):
         if service_id in world.services:
-            found = _typed_values(specs[service_id], world, binding.type)
+            found = _typed_values(specs[service_id], world, binding.type, wanted)
             if found:
                 return found
     return []
 
 
-def _typed_values(spec: ServiceSpec, world: WorldState, type_name: str) -> list[Any]:
+def _typed_values(spec: ServiceSpec, world: WorldState, type_name: str, wanted: Role | None) -> list[Any]:
     tables = world.services[spec.id].tables
     found: set[Any] = set()
     if is_entity_ref(type_name) and parse_entity_ref(type_name)[0] == spec.id:
         found |= set(tables.get(parse_entity_ref(type_name)[1], {}))
     for entity in spec.entities:
         for field in entity.fields:
-            if field.type == type_name:
+            if field.type == type_name and compatible(role_of(field.name, entity.name, field.description), wanted):
                 found |= {r[field.name] for r in tables.get(entity.name, {}).values()
                           if isinstance(r.get(field.name), str) and r[field.name]}
     return sorted(found)

@@ -2,9 +2,11 @@
 
 A walk moves along graph edges, preferring edges that cross a service boundary, carry an
 entity reference, lead to a state-changing tool, and have not been used by earlier walks of
-the same batch (coverage); it avoids looking records up by a value that is not a reference
+the same batch (coverage); it prefers the pairs a workflow chains (a read, then an act on what
+was read; a create, then a notice to whoever it concerns) over handing a person's email from
+one new record to another, and avoids looking records up by a value that is not a reference
 (an email from one service often matches nothing in another, so the look-up comes back
-empty). Only tools that run as code (node attribute ``code``) are used, so replaying a plan
+empty). Person edges already join compatible roles only (:mod:`.graph`). Only tools that run as code (node attribute ``code``) are used, so replaying a plan
 is deterministic.
 
 Every required argument of a step is bound (:class:`ArgBinding`):
@@ -12,7 +14,8 @@ Every required argument of a step is bound (:class:`ArgBinding`):
 * the parameter named by the walked edge: ``step_output`` of the previous step at the edge's
   output path (``items[]`` becomes ``items[0]``);
 * other information-carrying parameters (entity references, emails...): the most recent
-  earlier output of the same type, else ``user_known``. A user-known binding's ``path`` names
+  earlier output of the same type whose person role fits the parameter's and that no other
+  parameter of the step takes already, else ``user_known``. A user-known binding's ``path`` names
   where instantiation draws the real value from: ``service.Entity.field`` for a record key,
   a list filter or a search query (so the lookup finds something), or None for "any value of
   this type in the world";
@@ -34,12 +37,17 @@ from dataclasses import dataclass, field
 
 import networkx as nx
 
+from compoworld_assets.engine.library.roles import compatible, output_role, parameter_role
+from compoworld_assets.engine.library.wording import words
 from compoworld_assets.engine.specs.model import Effect, ServiceSpec, ToolSpec
-from compoworld_assets.engine.tasks.graph import always_present_paths, carries_information
+from compoworld_assets.engine.tasks.graph import PERSON_TYPES, always_present_paths, carries_information
 from compoworld_assets.engine.tasks.model import ArgBinding, Plan, PlanStep
 from compoworld_assets.engine.types import TYPE_KEY, is_entity_ref
 
 EdgeId = tuple[str, str, str]
+READ_EFFECTS = frozenset({Effect.READ, Effect.LIST, Effect.SEARCH})
+NOTICE_WORDS = frozenset({"send", "notify", "invite", "share", "email", "message", "post", "reply", "remind",
+                          "announce", "to", "recipient", "attendee", "invitee"})
 
 
 @dataclass(frozen=True)
@@ -52,6 +60,9 @@ class WalkConfig:
     write_bonus: float = 1.5
     uncovered_bonus: float = 2.0
     value_lookup_factor: float = 0.1
+    read_act_bonus: float = 2.0
+    create_notify_bonus: float = 2.0
+    person_chain_factor: float = 0.4
     stop_probability: float = 0.35
     require_write: bool = True
     attempts_per_plan: int = 40
@@ -71,6 +82,7 @@ class _Edge:
     output_path: str
     type: str
     cross_service: bool
+    notice: bool = False
 
 
 @dataclass
@@ -145,7 +157,7 @@ def _tool_index(graph: nx.MultiDiGraph, specs: Iterable[ServiceSpec]) -> dict[st
         for _, target, key, data in sorted(graph.out_edges(name, keys=True, data=True)):
             if target in tools and not _finds_nothing(info.tool, tools[target].tool, data["output_path"]):
                 info.edges.append(_Edge(target, key, data["parameter"], data["output_path"], data["type"],
-                                        data["cross_service"]))
+                                        data["cross_service"], is_notice(tools[target], data["parameter"])))
     return tools
 
 
@@ -184,10 +196,29 @@ def _edge_weight(source: str, edge: _Edge, tools: dict[str, _Tool], coverage: _C
     target = tools[edge.target].tool
     if target.changes_state:
         weight *= config.write_bonus
+    weight *= _workflow_factor(tools[source], edge, tools[edge.target], config)
     if target.effect in (Effect.LIST, Effect.SEARCH) and not is_entity_ref(edge.type):
         weight *= config.value_lookup_factor
     uses = coverage.edges[(source, edge.target, edge.key)]
     return weight * (config.uncovered_bonus if uses == 0 else 1.0 / (1 + uses))
+
+
+def _workflow_factor(source: _Tool, edge: _Edge, target: _Tool, config: WalkConfig) -> float:
+    """read → act and create → notify chains are preferred; a person passed from write to write is not."""
+    effect = source.tool.effect
+    if effect in READ_EFFECTS and target.tool.changes_state:
+        return config.read_act_bonus
+    if edge.type not in PERSON_TYPES or not target.tool.changes_state:
+        return 1.0
+    if effect == Effect.CREATE and edge.notice:
+        return config.create_notify_bonus
+    return config.person_chain_factor if effect in (Effect.CREATE, Effect.UPDATE) else 1.0
+
+
+def is_notice(target: _Tool, parameter: str) -> bool:
+    """Whether ``target`` tells someone about something: a role-less recipient, or a sending tool."""
+    named = set(words(target.tool.name)) | set(words(parameter))
+    return bool(named & NOTICE_WORDS) or parameter_role(target.spec, target.tool, parameter) is None
 
 
 def _acceptable(plan: Plan, tools: dict[str, _Tool], config: WalkConfig) -> bool:
@@ -221,7 +252,8 @@ def _bind(walk: list[tuple[str, _Edge | None]], tools: dict[str, _Tool], rng: ra
             args[edge.parameter] = ArgBinding(kind="step_output", step=index - 1,
                                               path=concrete_path(edge.output_path), type=edge.type)
         for parameter in _parameters_to_bind(info, args, rng):
-            args[parameter] = _bind_parameter(info, parameter, steps, tools)
+            taken = {(b.step, b.path) for b in args.values() if b.kind == "step_output"}
+            args[parameter] = _bind_parameter(info, parameter, steps, tools, taken)
         steps.append(PlanStep(index=index, service_id=info.service_id, tool=info.tool.name, args=args))
     return Plan(steps=steps)
 
@@ -249,13 +281,19 @@ def _is_reference(schema: object) -> bool:
     return isinstance(schema, dict) and is_entity_ref(schema.get(TYPE_KEY))
 
 
-def _bind_parameter(info: _Tool, parameter: str, steps: list[PlanStep], tools: dict[str, _Tool]) -> ArgBinding:
+def _bind_parameter(info: _Tool, parameter: str, steps: list[PlanStep], tools: dict[str, _Tool],
+                    taken: set[tuple[int | None, str | None]]) -> ArgBinding:
     schema = info.tool.parameter_properties()[parameter]
     type_name = schema.get(TYPE_KEY) if isinstance(schema, dict) else None
     entity = info.tool.entity
     if type_name and carries_information(type_name):
+        wanted = parameter_role(info.spec, info.tool, parameter) if type_name in PERSON_TYPES else None
         for earlier in reversed(steps):
-            path = next((p for p, t in tools[earlier.qualified_name].outputs if t == type_name), None)
+            source = tools[earlier.qualified_name]
+            path = next((p for p, t in source.outputs if t == type_name
+                         and (earlier.index, concrete_path(p)) not in taken
+                         and (type_name not in PERSON_TYPES
+                              or compatible(output_role(source.spec, source.tool, p), wanted))), None)
             if path is not None:
                 return ArgBinding(kind="step_output", step=earlier.index, path=concrete_path(path),
                                   type=type_name)

@@ -82,6 +82,8 @@ def test_goal_never_leaks_a_tool_name_or_an_intermediate_value(world, seed):
              for name, binding in step.args.items() if binding.kind == "step_output"}
     found |= {str(v).casefold() for v in answer.values()}
     for value in found - told:
+        if re.fullmatch(r"[a-z_]+", value):
+            continue  # an enum word ("trash", "paid") may follow from the intent itself
         assert value not in text, f"{value!r} is for the agent to find"
 
 

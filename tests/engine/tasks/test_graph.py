@@ -95,3 +95,20 @@ def test_world_model_tools_are_marked(tiny_specs):
     assert graph.nodes["shop_get_customer"]["code"] is False
     assert graph.nodes["shop_create_order"]["code"] is True
     assert graph.nodes["mailer_create_message"]["code"] is True
+
+
+def test_roles_block_a_nonsensical_edge():
+    """A candidate's email never becomes a payslip's employee email; an employee's does, and a
+    role-less recipient (an email's ``to``) takes anyone's."""
+    from compoworld_assets.engine.library import builtin_spec
+
+    specs = [builtin_spec(s) for s in ("recruiting", "hr", "payroll", "mail")]
+    graph = build_dependency_graph(specs)
+
+    def feeds(source: str, target: str, parameter: str) -> list[dict]:
+        return [d for _, t, d in graph.out_edges(source, data=True) if t == target and d["parameter"] == parameter]
+
+    assert not feeds("recruiting_get_candidate", "payroll_create_payslip", "employee_email")
+    employee = feeds("hr_get_employee", "payroll_create_payslip", "employee_email")
+    assert employee and "employee" in employee[0]["roles"]
+    assert feeds("recruiting_get_candidate", "mail_send_email", "to")
