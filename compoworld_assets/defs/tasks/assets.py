@@ -1,7 +1,10 @@
 """Stage 5: sample cross-service tasks per generation round; derive their rubrics."""
 
+from collections import Counter
+
 import dagster as dg
 import polars as pl
+from pydantic import Field
 
 from compoworld_assets.defs.freshness import NIGHTLY_ROUND
 from compoworld_assets.defs.metadata import DATA_OWNERS, TABLE_KINDS, table_metadata, task_preview
@@ -11,6 +14,7 @@ from compoworld_assets.engine.canonical import content_hash
 from compoworld_assets.engine.tasks.graph import graph_from_tables
 from compoworld_assets.engine.tasks.instantiate import TaskConfig
 from compoworld_assets.engine.tasks.pipeline import GenerationConfig, generate_tasks
+from compoworld_assets.engine.tasks.preview import tasks_markdown
 from compoworld_assets.engine.tasks.sampling import WalkConfig
 from resources import LLMResource
 
@@ -27,13 +31,21 @@ class TaskRoundConfig(dg.Config):
     rl_fraction: float = 0.3
     traps: bool = True
     instruction_style: str = "goal"
+    level_mix: dict[str, float] = Field(default_factory=dict,
+                                        description="target shares of easy/medium/hard plans; empty: no target")
 
     def generation(self) -> GenerationConfig:
         return GenerationConfig(
-            walk=WalkConfig(min_length=self.min_length, max_length=self.max_length, min_services=self.min_services),
+            walk=WalkConfig(min_length=self.min_length, max_length=self.max_length, min_services=self.min_services,
+                            level_mix=tuple(sorted(self.level_mix.items())),
+                            level_style="explicit" if self.instruction_style == "explicit" else "goal"),
             task=TaskConfig(traps=self.traps, instruction_style=self.instruction_style),
             heldout_fraction=self.heldout_fraction, rl_fraction=self.rl_fraction,
         )
+
+
+def _counts(values) -> dict[str, int]:
+    return dict(sorted(Counter(str(v) for v in values).items()))
 
 
 def round_seed(seed: int, round_key: str) -> int:
@@ -79,6 +91,10 @@ def sample_tasks(context: dg.AssetExecutionContext, config: TaskRoundConfig, ser
                     metadata={
                         **table_metadata("sampled_tasks", frame),
                         "preview": task_preview(tasks),
+                        "examples": dg.MetadataValue.md(tasks_markdown(tasks, config.seed)),
+                        "by_level": dg.MetadataValue.json(_counts(t.difficulty.get("level") for t in tasks)),
+                        "by_instruction_style": dg.MetadataValue.json(_counts(t.instruction_style for t in tasks)),
+                        "by_trap": dg.MetadataValue.json(_counts(t.traps[0].kind if t.traps else "none" for t in tasks)),
                         "n_tasks": len(frame),
                         "n_plans": config.n_plans,
                         "gate_pass_share": round(len(tasks) / gated, 4) if gated else 0.0,

@@ -24,6 +24,7 @@ from compoworld_assets.engine.service_build import BuiltService
 from compoworld_assets.engine.specs.model import Effect, ServiceSpec
 from compoworld_assets.engine.tasks.arguments import harmonize, realize_constants
 from compoworld_assets.engine.tasks.consistency import check_task
+from compoworld_assets.engine.tasks.difficulty import task_difficulty
 from compoworld_assets.engine.tasks.instructions import InstructionWriter, TemplateWriter
 from compoworld_assets.engine.tasks.model import (
     ArgBinding,
@@ -91,6 +92,7 @@ def draft_task(plan: Plan, services: Mapping[str, ServiceSpec | BuiltService], s
     specs = specs_by_id(services)
     task = _draft(plan, specs, seed, split, config, draw)
     task.instruction = (writer or TemplateWriter()).write(task, specs)
+    task.difficulty = task_difficulty(task, specs)
     return task
 
 
@@ -122,7 +124,7 @@ def _draft(plan: Plan, specs: Mapping[str, ServiceSpec], seed: int, split: Split
         instruction_style=config.style_for(task_id),
         house_rules=[COLLATERAL_RULE], report_fields=list(report_sources), report_sources=report_sources,
         plan=resolved, rubric=[], capabilities=_capabilities(resolved, specs),
-        difficulty=_difficulty(resolved, specs, distractors), today=config.today,
+        today=config.today,
     )
 
 
@@ -191,6 +193,7 @@ def _complete(task: Task, asked: Task, specs: Mapping[str, ServiceSpec], gold: G
     trap keeps a write in the request that the gold plan, and the rubric, leave out)."""
     task = task.model_copy(update={"rubric": build_rubric(task, specs, gold) + trap_criteria})
     task.instruction = writer.write(asked, specs)
+    task.difficulty = task_difficulty(task, specs)
     return task
 
 
@@ -289,17 +292,3 @@ def _capabilities(plan: Plan, specs: Mapping[str, ServiceSpec]) -> list[str]:
     if any(specs[s.service_id].tool(s.tool).effect in (Effect.LIST, Effect.SEARCH) for s in plan.steps):
         found.add("lookup")
     return sorted(found)
-
-
-def _difficulty(plan: Plan, specs: Mapping[str, ServiceSpec], distractors: list[str]) -> dict[str, Any]:
-    bindings = [b for s in plan.steps for b in s.args.values()]
-    length, services = len(plan.steps), len(plan.services)
-    return {
-        "length": length,
-        "services": services,
-        "write_steps": len(_writes(plan, specs)),
-        "step_output_bindings": sum(b.kind == "step_output" for b in bindings),
-        "user_known_values": sum(b.kind == "user_known" for b in bindings),
-        "distractors": len(distractors),
-        "level": "easy" if length + services <= 4 else "medium" if length + services <= 7 else "hard",
-    }

@@ -24,7 +24,9 @@ Every required argument of a step is bound (:class:`ArgBinding`):
 
 A list step gets one filter and a plain update one changed field, so neither is a no-op.
 Walks without a ``step_output`` binding that crosses a service boundary are rejected, and
-plans are deduplicated by :meth:`Plan.plan_hash`.
+plans are deduplicated by :meth:`Plan.plan_hash`. With ``level_mix`` the sampler keeps plans
+until each difficulty level (:func:`.difficulty.plan_level`) has its share, topping up from the
+others when a level runs short.
 """
 
 from __future__ import annotations
@@ -40,6 +42,7 @@ import networkx as nx
 from compoworld_assets.engine.library.roles import compatible, output_role, parameter_role
 from compoworld_assets.engine.library.wording import words
 from compoworld_assets.engine.specs.model import Effect, ServiceSpec, ToolSpec
+from compoworld_assets.engine.tasks.difficulty import parse_mix, plan_level
 from compoworld_assets.engine.tasks.graph import PERSON_TYPES, always_present_paths, carries_information
 from compoworld_assets.engine.tasks.model import ArgBinding, Plan, PlanStep
 from compoworld_assets.engine.types import TYPE_KEY, is_entity_ref
@@ -66,12 +69,16 @@ class WalkConfig:
     stop_probability: float = 0.35
     require_write: bool = True
     attempts_per_plan: int = 40
+    level_mix: tuple[tuple[str, float], ...] = ()  # e.g. (("easy", .3), ("medium", .4), ("hard", .3))
+    level_style: str = "goal"  # the instruction style plan levels assume
 
     def __post_init__(self) -> None:
         if not 1 <= self.min_length <= self.max_length:
             raise ValueError("need 1 <= min_length <= max_length")
         if self.min_services < 1:
             raise ValueError("min_services must be >= 1")
+        if self.level_mix:
+            parse_mix(dict(self.level_mix))
 
 
 @dataclass(frozen=True)
@@ -106,6 +113,7 @@ class _Coverage:
 def sample_plans(graph: nx.MultiDiGraph, specs: Iterable[ServiceSpec], seed: int, n: int,
                  config: WalkConfig = WalkConfig()) -> list[Plan]:
     """Up to ``n`` distinct plans (fewer only when the attempts run out), deterministic in ``seed``."""
+    specs = list(specs)
     tools = _tool_index(graph, specs)
     starts = sorted(name for name, info in tools.items() if info.edges)
     if not starts:
@@ -113,7 +121,9 @@ def sample_plans(graph: nx.MultiDiGraph, specs: Iterable[ServiceSpec], seed: int
     rng = random.Random(f"plans:{seed}")
     coverage = _Coverage()
     plans: list[Plan] = []
+    spare: list[Plan] = []
     seen: set[str] = set()
+    quota = _Quota(config, n, {s.id: s for s in specs})
     for _ in range(n * config.attempts_per_plan):
         if len(plans) >= n:
             break
@@ -122,10 +132,36 @@ def sample_plans(graph: nx.MultiDiGraph, specs: Iterable[ServiceSpec], seed: int
         if plan is None or not _acceptable(plan, tools, config) or plan.plan_hash() in seen:
             continue
         seen.add(plan.plan_hash())
+        if not quota.take(plan):
+            spare.append(plan)
+            continue
         plans.append(plan)
         coverage.starts[walk[0][0]] += 1
         coverage.edges.update((a[0], b[0], b[1].key) for a, b in itertools.pairwise(walk) if b[1] is not None)
-    return plans
+    return plans + spare[:max(n - len(plans), 0)]
+
+
+class _Quota:
+    """How many plans of each level (:func:`.difficulty.plan_level`) a targeted mix still wants."""
+
+    def __init__(self, config: WalkConfig, n: int, specs: dict[str, ServiceSpec]) -> None:
+        self.specs = specs
+        self.style = config.level_style
+        self.left: dict[str, int] | None = None
+        if config.level_mix:
+            shares = parse_mix(dict(config.level_mix))
+            self.left = {level: int(share * n) for level, share in shares.items()}
+            for level in sorted(shares, key=lambda lv: -shares[lv])[:n - sum(self.left.values())]:
+                self.left[level] += 1
+
+    def take(self, plan: Plan) -> bool:
+        if self.left is None:
+            return True
+        level = plan_level(plan, self.specs, self.style)
+        if self.left[level] <= 0:
+            return False
+        self.left[level] -= 1
+        return True
 
 
 def edge_coverage(graph: nx.MultiDiGraph, plans: Iterable[Plan]) -> set[tuple[str, str]]:
