@@ -89,8 +89,7 @@ def test_conversation_preview_shows_every_message_and_call():
 def test_every_asset_has_kinds_and_owners():
     graph = defs().resolve_asset_graph()
     missing = sorted(key.to_user_string() for key in graph.get_all_asset_keys()
-                     if graph.get(key).is_materializable and len(key.path) == 1
-                     and not (graph.get(key).kinds and graph.get(key).owners))
+                     if graph.get(key).is_materializable and not (graph.get(key).kinds and graph.get(key).owners))
     assert missing == []
 
 
