@@ -23,6 +23,7 @@ import dagster as dg
 import duckdb
 import polars as pl
 
+from compoworld_assets.defs.metadata import DATA_OWNERS, TABLE_KINDS, table_metadata
 from compoworld_assets.defs.services.partitions import service_partitions
 from compoworld_assets.engine import tables
 from compoworld_assets.engine.canonical import content_hash
@@ -64,6 +65,8 @@ class ServicesConfig(dg.Config):
     group_name="services",
     code_version=SERVICES_CODE_VERSION,
     pool="duckdb",
+    kinds=TABLE_KINDS,
+    owners=DATA_OWNERS,
 )
 def services(
     context: dg.AssetExecutionContext,
@@ -114,6 +117,7 @@ def services(
     frame = tables.service_rows(builds)
     built_from = frame.select("service_id", "spec_hash", "module_hash", "seed_state_hash").rows()
     return dg.Output(frame, data_version=dg.DataVersion(content_hash(built_from)[:16]), metadata={
+        **table_metadata("services", frame),
         "n_services": len(frame),
         "n_quarantined": len(quarantine),
         "quarantined": dg.MetadataValue.json({f.service_id: f"{f.stage}: {f.error_type}" for f in failures}),

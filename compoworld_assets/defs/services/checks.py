@@ -15,7 +15,7 @@ from resources import StorageResource
 from resources.storage import SCHEMA
 
 
-@dg.asset_check(asset="services", blocking=True,
+@dg.asset_check(asset="services", blocking=True, pool="duckdb",
                 description="Each stored module's hash matches its source, and every tool has a verdict.")
 def modules_intact(services: pl.DataFrame) -> dg.AssetCheckResult:
     bad_hash = [r["service_id"] for r in services.iter_rows(named=True)
@@ -26,7 +26,8 @@ def modules_intact(services: pl.DataFrame) -> dg.AssetCheckResult:
         "hash_mismatch": dg.MetadataValue.json(bad_hash), "missing_verdicts": dg.MetadataValue.json(incomplete)})
 
 
-@dg.asset_check(asset="services", description="At least 80% of tools are verified code (the rest: world model).")
+@dg.asset_check(asset="services", pool="duckdb",
+                description="At least 80% of tools are verified code (the rest: world model).")
 def verified_share(services: pl.DataFrame) -> dg.AssetCheckResult:
     tools = int(services["n_tools"].sum())
     share = int(services["n_verified"].sum()) / tools if tools else 0.0
@@ -50,7 +51,7 @@ def quarantined_services_expectations(context: dg.AssetCheckExecutionContext, se
     return expectations_result(context, QUARANTINE_TABLE, _quarantine(storage))
 
 
-@dg.asset_check(asset="services", pool="duckdb",
+@dg.asset_check(asset="services", pool="duckdb", additional_deps=[QUARANTINE_TABLE],
                 description="No service is quarantined (WARN: the others were built; the metadata lists each "
                             "quarantined service's stage and error, as quarantined_services stores them).")
 def no_quarantined_services(storage: StorageResource) -> dg.AssetCheckResult:

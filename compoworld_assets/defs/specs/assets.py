@@ -14,6 +14,7 @@ import dagster as dg
 import duckdb
 import polars as pl
 
+from compoworld_assets.defs.metadata import DATA_OWNERS, TABLE_KINDS, table_metadata
 from compoworld_assets.defs.services.partitions import service_partitions
 from compoworld_assets.engine import tables
 from resources import SpecSourcesResource, StorageResource
@@ -38,11 +39,13 @@ service_spec = dg.AssetSpec(
     outs={
         "service_specs": dg.AssetOut(
             description="One row per imported service spec (typed entities and tools as JSON).",
-            code_version=IMPORTER_VERSION, metadata={"primary_key": "service_id"},
+            code_version=IMPORTER_VERSION, metadata={"primary_key": "service_id"}, kinds=TABLE_KINDS,
+            owners=DATA_OWNERS,
         ),
         "quarantined_specs": dg.AssetOut(
             description="Specs or fragments that could not be imported or validated, with the reason.",
-            code_version=IMPORTER_VERSION, metadata={"primary_key": "quarantine_id"},
+            code_version=IMPORTER_VERSION, metadata={"primary_key": "quarantine_id"}, kinds=TABLE_KINDS,
+            owners=DATA_OWNERS,
         ),
     },
     group_name="services",
@@ -63,6 +66,7 @@ def import_specs(context: dg.AssetExecutionContext, spec_sources: SpecSourcesRes
         context.instance.delete_dynamic_partition(service_partitions.name, gone)
     yield dg.Output(specs, "service_specs", data_version=dg.DataVersion(_frame_hash(specs, "spec_hash")),
                     metadata={
+                        **table_metadata("service_specs", specs),
                         "n_specs": len(specs), "n_tools": int(specs["n_tools"].sum()),
                         "spec_hashes": dg.MetadataValue.json(dict(zip(ids, specs["spec_hash"].to_list(),
                                                                       strict=True))),
@@ -78,6 +82,7 @@ def import_specs(context: dg.AssetExecutionContext, spec_sources: SpecSourcesRes
     yield dg.Output(quarantined, "quarantined_specs",
                     data_version=dg.DataVersion(_frame_hash(quarantined, "quarantine_id")),
                     metadata={
+                        **table_metadata("quarantined_specs", quarantined),
                         "n_quarantined": len(quarantined),
                         "top_reasons": dg.MetadataValue.md(_markdown(reasons)),
                     })

@@ -11,14 +11,15 @@ from compoworld_assets.engine.specs.model import ServiceSpec
 from resources import StorageResource
 
 
-@dg.asset_check(asset="service_specs", blocking=True, description="Service ids are unique and non-empty.")
+@dg.asset_check(asset="service_specs", blocking=True, pool="duckdb",
+                description="Service ids are unique and non-empty.")
 def service_ids_unique(service_specs: pl.DataFrame) -> dg.AssetCheckResult:
     dupes = service_specs.group_by("service_id").len().filter(pl.col("len") > 1)["service_id"].to_list()
     return dg.AssetCheckResult(passed=not dupes and len(service_specs) > 0,
                                metadata={"duplicates": dg.MetadataValue.json(dupes), "rows": len(service_specs)})
 
 
-@dg.asset_check(asset="service_specs", blocking=True,
+@dg.asset_check(asset="service_specs", blocking=True, pool="duckdb",
                 description="Every stored spec re-validates and its hash matches its JSON.")
 def specs_revalidate(service_specs: pl.DataFrame) -> dg.AssetCheckResult:
     failures = []
@@ -33,7 +34,8 @@ def specs_revalidate(service_specs: pl.DataFrame) -> dg.AssetCheckResult:
     return dg.AssetCheckResult(passed=not failures, metadata={"failures": dg.MetadataValue.json(failures[:20])})
 
 
-@dg.asset_check(asset="quarantined_specs", description="Every quarantined entry says where it came from and why.")
+@dg.asset_check(asset="quarantined_specs", pool="duckdb",
+                description="Every quarantined entry says where it came from and why.")
 def quarantine_entries_explained(quarantined_specs: pl.DataFrame) -> dg.AssetCheckResult:
     unexplained = quarantined_specs.filter(
         (pl.col("reason").str.strip_chars() == "") | (pl.col("location").str.strip_chars() == "")
