@@ -307,46 +307,65 @@ def service_level_graph(graph: nx.MultiDiGraph) -> nx.DiGraph:
     return services
 
 
-def service_graph_svg(graph: nx.MultiDiGraph, size: int = 760) -> str:
-    """The service-level graph as an SVG picture: services on a circle grouped by domain, one arrow per
-    connected ordered pair (width grows with the number of tool edges; hover shows the count and types).
+def strongest_service_edges(services: nx.DiGraph, per_service: int) -> list[tuple[str, str, dict[str, Any]]]:
+    """Each service's ``per_service`` heaviest outgoing pairs (ties: by target id), sorted."""
+    kept = []
+    for source in sorted(services):
+        edges = sorted(services.out_edges(source, data=True), key=lambda e: (-e[2]["weight"], e[1]))
+        kept += edges[:per_service]
+    return sorted(kept)
+
+
+def service_graph_svg(graph: nx.MultiDiGraph, per_service: int = 2, size: int = 900) -> str:
+    """The service-level graph as an SVG picture: services on a circle grouped (and coloured) by domain,
+    an arrow from each service to the ``per_service`` services its tools feed most (width grows with
+    the number of tool edges; hovering shows the count and types). The library's services feed most
+    other services, so drawing every pair would hide the structure; the caption says how many are drawn.
 
     Plain SVG text, so it needs no plotting library and the same graph always gives the same bytes.
     """
     services = service_level_graph(graph)
     order = sorted(services.nodes(data=True), key=lambda item: (item[1]["domain"], item[0]))
     domains = sorted({data["domain"] for _, data in order})
-    centre, radius = size / 2, size / 2 - 150
+    centre, radius = size / 2, size / 2 - 225
     position = {}
     for index, (service_id, _) in enumerate(order):
         angle = 2 * math.pi * index / max(len(order), 1) - math.pi / 2
         position[service_id] = (centre + radius * math.cos(angle), centre + radius * math.sin(angle))
-    heaviest = max((d["weight"] for _, _, d in services.edges(data=True)), default=1)
+    drawn = strongest_service_edges(services, per_service)
+    heaviest = max((d["weight"] for _, _, d in drawn), default=1)
     parts = [(f'<svg xmlns="http://www.w3.org/2000/svg" width="{size}" height="{size}" font-family="sans-serif" '
               f'font-size="11">'),
              f'<rect width="{size}" height="{size}" fill="white"/>',
-             ('<defs><marker id="arrow" viewBox="0 0 10 10" refX="10" refY="5" markerWidth="6" markerHeight="6" '
-              'orient="auto-start-reverse"><path d="M 0 0 L 10 5 L 0 10 z" fill="#7a8ca3"/></marker></defs>')]
-    for a, b, data in sorted(services.edges(data=True)):
+             ('<defs><marker id="arrow" viewBox="0 0 10 10" refX="10" refY="5" markerWidth="9" markerHeight="9" '
+              'markerUnits="userSpaceOnUse" orient="auto"><path d="M 0 0 L 10 5 L 0 10 z" fill="#445"/></marker>'
+              '</defs>')]
+    for a, b, data in drawn:
         (x1, y1), (x2, y2) = position[a], position[b]
         length = math.hypot(x2 - x1, y2 - y1) or 1.0
-        x2, y2 = x2 - (x2 - x1) * 9 / length, y2 - (y2 - y1) * 9 / length
-        width = 0.6 + 2.4 * math.log1p(data["weight"]) / math.log1p(heaviest)
+        x2, y2 = x2 - (x2 - x1) * 10 / length, y2 - (y2 - y1) * 10 / length
+        # Bend every arrow the same way round, so a -> b and b -> a do not overlap.
+        cx, cy = (x1 + x2) / 2 + (y2 - y1) * 0.15, (y1 + y2) / 2 - (x2 - x1) * 0.15
+        width = 0.8 + 2.7 * math.log1p(data["weight"]) / math.log1p(heaviest)
+        colour = DOMAIN_COLOURS[domains.index(services.nodes[a]["domain"]) % len(DOMAIN_COLOURS)]
         title = escape(f"{a} → {b}: {data['weight']} tool edges ({', '.join(data['types'])})")
-        parts.append(f'<line x1="{x1:.1f}" y1="{y1:.1f}" x2="{x2:.1f}" y2="{y2:.1f}" stroke="#7a8ca3" '
-                     f'stroke-opacity="0.55" stroke-width="{width:.2f}" marker-end="url(#arrow)">'
-                     f'<title>{title}</title></line>')
+        parts.append(f'<path d="M {x1:.1f} {y1:.1f} Q {cx:.1f} {cy:.1f} {x2:.1f} {y2:.1f}" fill="none" '
+                     f'stroke="{colour}" stroke-opacity="0.6" stroke-width="{width:.2f}" marker-end="url(#arrow)">'
+                     f'<title>{title}</title></path>')
     for service_id, data in order:
         x, y = position[service_id]
         colour = DOMAIN_COLOURS[domains.index(data["domain"]) % len(DOMAIN_COLOURS)]
         angle = math.degrees(math.atan2(y - centre, x - centre))
-        flip = abs(angle) > 90
-        anchor, rotate = ("end", angle + 180) if flip else ("start", angle)
+        anchor, rotate = ("end", angle + 180) if abs(angle) > 90 else ("start", angle)
         lx, ly = centre + (radius + 14) * (x - centre) / radius, centre + (radius + 14) * (y - centre) / radius
         label = escape(f"{service_id} ({data['domain']})")
-        parts.append(f'<circle cx="{x:.1f}" cy="{y:.1f}" r="7" fill="{colour}"><title>{label}: '
-                     f'{services.out_degree(service_id)} out, {services.in_degree(service_id)} in</title></circle>')
+        parts.append(f'<circle cx="{x:.1f}" cy="{y:.1f}" r="7" fill="{colour}"><title>{label}: feeds '
+                     f'{services.out_degree(service_id)} services, fed by {services.in_degree(service_id)}'
+                     f'</title></circle>')
         parts.append(f'<text x="{lx:.1f}" y="{ly:.1f}" text-anchor="{anchor}" dominant-baseline="middle" '
                      f'transform="rotate({rotate:.1f} {lx:.1f} {ly:.1f})" fill="#222">{label}</text>')
+    caption = (f"{services.number_of_nodes()} services, {services.number_of_edges()} connected pairs; "
+               f"arrows: each service's {per_service} heaviest ({len(drawn)} drawn)")
+    parts.append(f'<text x="{size / 2:.0f}" y="{size - 14}" text-anchor="middle" fill="#555">{escape(caption)}</text>')
     parts.append("</svg>")
     return "\n".join(parts)
