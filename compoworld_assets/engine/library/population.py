@@ -8,6 +8,7 @@ and a ticket's requester.
 from __future__ import annotations
 
 import random
+from functools import lru_cache
 
 from pydantic import BaseModel, Field
 
@@ -60,6 +61,11 @@ class Population(BaseModel):
     @classmethod
     def generate(cls, seed: int, customers: int = 40, staff: int = 24, vendors: int = 12, candidates: int = 12,
                  files: int = 30) -> Population:
+        """The population of ``seed`` (made once per argument set; treat it as read-only)."""
+        return _generated(seed, customers, staff, vendors, candidates, files)
+
+    @classmethod
+    def _make(cls, seed: int, customers: int, staff: int, vendors: int, candidates: int, files: int) -> Population:
         rng = random.Random(f"population:{seed}")
         companies = [_company(name, rng) for name in COMPANIES]
         home, clients = companies[0], companies[1:]
@@ -87,6 +93,11 @@ class Population(BaseModel):
 
     def company(self, name: str) -> Company:
         return next(c for c in [self.home_company, *self.companies] if c.name == name)
+
+
+@lru_cache(maxsize=256)
+def _generated(seed: int, customers: int, staff: int, vendors: int, candidates: int, files: int) -> Population:
+    return Population._make(seed, customers, staff, vendors, candidates, files)
 
 
 def _company(name: str, rng: random.Random) -> Company:

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable
+from functools import lru_cache
 
 from compoworld_assets.engine.specs.model import ServiceSpec
 
@@ -33,10 +34,15 @@ API_WORDS = frozenset({
 
 def words(name: str) -> list[str]:
     """Lower-case words of a snake_case, kebab-case, camelCase or CamelCase name."""
+    return list(_words(name))
+
+
+@lru_cache(maxsize=65536)
+def _words(name: str) -> tuple[str, ...]:
     found: list[str] = []
     for part in re.split(r"[^A-Za-z0-9]+", name):
         found += [w.lower() for w in _CAMEL.findall(part)]
-    return found
+    return tuple(found)
 
 
 def vocabulary(texts: Iterable[str]) -> frozenset[str]:
@@ -75,8 +81,21 @@ def readable(name: str, known: frozenset[str] = API_WORDS) -> str:
     return " ".join(out)
 
 
+_VOCABULARIES: dict[tuple[str, ...], frozenset[str]] = {}
+
+
 def spec_vocabulary(spec: ServiceSpec) -> frozenset[str]:
-    """The words a spec itself uses (names and descriptions), for splitting its run-together names."""
+    """The words a spec itself uses (names and descriptions), for splitting its run-together names.
+
+    Kept per spec (by id, version and tool and entity names) since every phrase of a task asks for it.
+    """
+    key = (spec.id, spec.version, spec.description, *(t.name for t in spec.tools), *(e.name for e in spec.entities))
+    if key not in _VOCABULARIES:
+        _VOCABULARIES[key] = _spec_vocabulary(spec)
+    return _VOCABULARIES[key]
+
+
+def _spec_vocabulary(spec: ServiceSpec) -> frozenset[str]:
     texts = [spec.name, spec.description]
     texts += [t for tool in spec.tools for t in (tool.description, *tool.parameter_properties())]
     texts += [t for e in spec.entities for t in (e.name, e.description, *(f.name for f in e.fields))]

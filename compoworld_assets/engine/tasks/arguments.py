@@ -17,6 +17,7 @@ stays within its parent's, an update's end date stays after the record's start d
 from __future__ import annotations
 
 import random
+import re
 from collections.abc import Mapping
 from datetime import date
 from typing import Any
@@ -93,14 +94,12 @@ def step_values(spec: ServiceSpec, tool: ToolSpec, names: list[str], population:
 
 
 def satisfies(value: Any, schema: dict[str, Any]) -> bool:
-    """Whether ``value`` meets the JSON schema ``schema`` (types, enums, patterns, bounds)."""
+    """Whether ``value`` meets the JSON schema ``schema`` (types, enums, patterns, bounds); a schema
+    jsonschema cannot read constrains nothing."""
     try:
-        jsonschema.validate(value, schema)
-    except jsonschema.ValidationError:
-        return False
-    except jsonschema.SchemaError:
+        return jsonschema.validators.validator_for(schema)(schema).is_valid(value)
+    except (jsonschema.SchemaError, re.error, TypeError, ValueError):
         return True
-    return True
 
 
 def _field_from_schema(name: str, schema: Any) -> FieldSpec | None:

@@ -38,6 +38,21 @@ def label(name: str) -> str:
     return text.removesuffix(" id")
 
 
+_AMBIGUOUS: dict[tuple[tuple[str, tuple[str, ...]], ...], frozenset[str]] = {}
+
+
+def ambiguous_nouns(specs: Mapping[str, ServiceSpec]) -> frozenset[str]:
+    """Record nouns that more than one of ``specs`` uses (kept per set of services)."""
+    key = tuple(sorted((s.id, tuple(e.name for e in s.entities)) for s in specs.values()))
+    if key not in _AMBIGUOUS:
+        nouns: dict[str, set[str]] = {}
+        for spec in specs.values():
+            for entity in spec.entities:
+                nouns.setdefault(entity_noun(spec, entity.name), set()).add(spec.id)
+        _AMBIGUOUS[key] = frozenset(noun for noun, owners in nouns.items() if len(owners) > 1)
+    return _AMBIGUOUS[key]
+
+
 class Describer:
     """Names the records and values of one task's plan in words."""
 
@@ -45,11 +60,7 @@ class Describer:
         self.task = task
         self.specs = specs
         self.steps = task.plan.steps
-        nouns: dict[str, set[str]] = {}
-        for spec in specs.values():
-            for entity in spec.entities:
-                nouns.setdefault(entity_noun(spec, entity.name), set()).add(spec.id)
-        self.ambiguous = {noun for noun, owners in nouns.items() if len(owners) > 1}
+        self.ambiguous = ambiguous_nouns(specs)
 
     def tool(self, step: PlanStep):
         return self.specs[step.service_id].tool(step.tool)

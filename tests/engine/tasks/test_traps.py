@@ -112,6 +112,7 @@ def test_on_hold_shifts_the_gold_plan_past_the_held_record(tiny_built, runtime_f
 def test_threshold_leaves_the_write_out_of_the_gold_plan_but_not_out_of_the_request(tiny_built, runtime_for):
     original, made = trapped("threshold", pay_then_email_plan(), tiny_built, runtime_for)
     assert [s.tool for s in made.task.plan.steps] == ["get_customer", "create_message"]
+    assert made.task.services == original.services, "the split depends on the services: they stay"
     assert [s.tool for s in made.asked.plan.steps] == [s.tool for s in original.plan.steps]
     assert "need a manager's approval" in made.task.traps[0].rule
     check_bites(made, runtime_for)
