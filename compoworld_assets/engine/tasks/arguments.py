@@ -11,7 +11,8 @@ does not satisfy them.
 Some consistency depends on values only the gold run knows (the email a look-up returned, the
 payment a refund is for), so :func:`harmonize` adjusts constants after a first gold run: a name
 beside an email becomes that person's name, a currency follows the record referenced, an amount
-stays within its parent's, an update's end date stays after the record's start date.
+stays within its parent's, an update's end date stays after the record's start date and its new
+city in the record's country.
 """
 
 from __future__ import annotations
@@ -37,7 +38,7 @@ from compoworld_assets.engine.runtime.state import WorldState
 from compoworld_assets.engine.specs.model import Effect, EntitySpec, FieldSpec, ServiceSpec, ToolSpec
 from compoworld_assets.engine.tasks.model import Plan, PlanStep, ToolCallRecord
 from compoworld_assets.engine.types import TYPE_KEY, is_entity_ref, is_known_type, parse_entity_ref
-from compoworld_assets.engine.values import schema_value
+from compoworld_assets.engine.values import CITIES, schema_value
 
 PERSON_VALUES = {"person_name": "full_name", "phone": "phone", "company_name": "company", "address": "address",
                  "city": "city", "country": "country"}
@@ -205,6 +206,22 @@ def _follow_parent(args: dict[str, Any], entity: EntitySpec, constants: set[str]
             args[name] = round(parent[name] * rng.uniform(0.2, 1.0), 2)
 
 
+def _keep_place(args: dict[str, Any], entity: EntitySpec, constants: set[str], record: dict[str, Any],
+                rng: random.Random) -> None:
+    """A new city stays in the record's country, a new country is the record's city's."""
+    located = {effective_type(f): f.name for f in entity.fields
+               if effective_type(f) in ("city", "country") and person_slot(f) is None}
+    city, country = located.get("city"), located.get("country")
+    if city is None or country is None:
+        return
+    if city in constants and country not in constants:
+        options = sorted(c for c, code in CITIES if code == record.get(country))
+        if options:
+            args[city] = rng.choice(options)
+    elif country in constants and city not in constants and record.get(city) in dict(CITIES):
+        args[country] = dict(CITIES)[record[city]]
+
+
 def _keep_record_consistent(args: dict[str, Any], spec: ServiceSpec, tool: ToolSpec, constants: set[str],
                             initial: WorldState, rng: random.Random) -> None:
     """An update's constants fit the record they change: its dates stay ordered, its amounts add up."""
@@ -222,6 +239,7 @@ def _keep_record_consistent(args: dict[str, Any], spec: ServiceSpec, tool: ToolS
                 args[end.name] = low
             elif start.name in constants:
                 args[start.name] = high
+    _keep_place(args, entity, constants, merged, rng)
     merged.update({n: args[n] for n in constants if n in merged})
     related = dict(merged)
     relate_amounts(related, entity, rng)

@@ -18,8 +18,8 @@ quarantine reasons can be counted by rule.
 * ``interval`` — end-like dates are not before their start-like partner;
 * ``amounts`` — tax and net within gross, net + tax within gross, total = quantity x unit price;
 * ``place`` — a record's city lies in its country;
-* ``parent`` — a record's currency is the one of the record it belongs to, and an amount both
-  have is not above the parent's.
+* ``parent`` — a record's currency is the one of a record it belongs to, and an amount both have
+  is not above the parent's.
 """
 
 from __future__ import annotations
@@ -263,6 +263,29 @@ def _rule_place(record: dict[str, Any], entity: EntitySpec, task: Task,
 
 def _rule_parent(record: dict[str, Any], entity: EntitySpec, task: Task,
                  spec: ServiceSpec) -> Iterator[tuple[tuple[str, ...], str]]:
+    """Amounts within every parent's same-named amount; the currency of at least one parent (a
+    journal entry may sit in its account's currency and point at an invoice in another)."""
+    matched, differing = False, []
+    for reference, name, parent in _parents(record, entity, task, spec):
+        for child_field in entity.fields:
+            mine, theirs = record.get(child_field.name), parent.get(child_field.name)
+            kind = effective_type(child_field)
+            if kind == "currency" and mine and theirs:
+                matched = matched or mine == theirs
+                differing.append((reference, child_field.name, f"{name} {record[reference]}'s {theirs}"))
+            if kind == "money" and isinstance(mine, (int, float)) and isinstance(theirs, (int, float)) \
+                    and theirs > 0 and mine > theirs + MONEY_TOLERANCE:
+                yield (reference, child_field.name), \
+                    f"{child_field.name} {mine} is above {name} {record[reference]}'s {theirs}"
+    if differing and not matched:
+        fields = tuple(sorted({f for reference, field, _ in differing for f in (reference, field)}))
+        mine = record.get(differing[0][1])
+        yield fields, f"currency {mine} differs from " + " and ".join(what for _, _, what in differing)
+
+
+def _parents(record: dict[str, Any], entity: EntitySpec, task: Task,
+             spec: ServiceSpec) -> Iterator[tuple[str, str, dict[str, Any]]]:
+    """(reference field, entity name, record) of every record of the world ``record`` points at."""
     own = f"{spec.id}.{entity.name}.id"
     for spec_field in entity.fields:
         if not is_entity_ref(spec_field.type) or spec_field.type == own or not record.get(spec_field.name):
@@ -270,17 +293,8 @@ def _rule_parent(record: dict[str, Any], entity: EntitySpec, task: Task,
         service_id, name = parse_entity_ref(spec_field.type or "")
         state = task.initial_state.services.get(service_id)
         parent = state.tables.get(name, {}).get(record[spec_field.name]) if state else None
-        if parent is None:
-            continue
-        for child_field in entity.fields:
-            mine, theirs = record.get(child_field.name), parent.get(child_field.name)
-            kind = effective_type(child_field)
-            involved = (spec_field.name, child_field.name)
-            if kind == "currency" and mine and theirs and mine != theirs:
-                yield involved, f"currency {mine} differs from {name} {record[spec_field.name]}'s {theirs}"
-            if kind == "money" and isinstance(mine, (int, float)) and isinstance(theirs, (int, float)) \
-                    and theirs > 0 and mine > theirs + MONEY_TOLERANCE:
-                yield involved, f"{child_field.name} {mine} is above {name} {record[spec_field.name]}'s {theirs}"
+        if parent is not None:
+            yield spec_field.name, name, parent
 
 
 ARGUMENT_RULES: tuple[ArgumentRule, ...] = (_rule_schema, _rule_empty, _rule_format, _rule_near_today,

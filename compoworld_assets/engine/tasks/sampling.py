@@ -258,11 +258,28 @@ def is_notice(target: _Tool, parameter: str) -> bool:
 
 
 def _acceptable(plan: Plan, tools: dict[str, _Tool], config: WalkConfig) -> bool:
-    if len(plan.services) < config.min_services:
+    if len(plan.services) < config.min_services or _deletes_own_creation(plan, tools):
         return False
     if config.require_write and not any(tools[s.qualified_name].tool.changes_state for s in plan.steps):
         return False
     return crosses_services(plan)
+
+
+def _deletes_own_creation(plan: Plan, tools: dict[str, _Tool]) -> bool:
+    """Whether a delete removes a record the plan created (through reads of it): no trace is left."""
+    for step in plan.steps:
+        info = tools[step.qualified_name]
+        if info.tool.effect != Effect.DELETE:
+            continue
+        binding = step.args.get(info.key or "")
+        while binding is not None and binding.kind == "step_output" and binding.step is not None:
+            source = tools[plan.steps[binding.step].qualified_name]
+            if source.tool.entity != info.tool.entity or source.service_id != info.service_id:
+                break
+            if source.tool.effect == Effect.CREATE:
+                return True
+            binding = plan.steps[binding.step].args.get(source.key or "")
+    return False
 
 
 def crosses_services(plan: Plan) -> bool:

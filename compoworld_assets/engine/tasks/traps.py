@@ -19,7 +19,7 @@ gate can check the trap is reachable (:func:`~compoworld_assets.engine.tasks.gat
   as asked.
 
 A trap is kept only when the gold run on the changed world still does what it did (same records
-changed, same answer) and the wrong plan really fails the trap's criterion.
+changed, same answer) and passes the trap's criterion, and the wrong plan fails it.
 """
 
 from __future__ import annotations
@@ -107,7 +107,8 @@ def _checked(draft: TrapDraft, task: Task, gold: GoldRun,
                                                                                           gold.final_state)
                                       or answer != gold.answer):
         return None
-    if not falls_into(changed, draft.criterion, trap, runtime):
+    if not evaluate_criterion(draft.criterion, changed.initial_state, final, answer).passed \
+            or not falls_into(changed, draft.criterion, trap, runtime):
         return None
     asked = draft.asked.model_copy(update={"house_rules": changed.house_rules, "traps": [trap]})
     return Trapped(changed, asked, GoldRun(calls, final, answer), draft.criterion)
@@ -138,7 +139,7 @@ def _near_duplicate(task: Task, specs: Mapping[str, ServiceSpec], gold: GoldRun,
         display = next((f.name for f in entity.fields if f.type in DISPLAY_TYPES or f.name in DISPLAY_NAMES), None)
         if record is None or display is None or not record.get(display):
             continue
-        twin, value = _look_alike(record, spec, entity.name, task, rng)
+        twin, value = _look_alike(record, spec, entity.name, task, gold, rng)
         if twin is None:
             continue
         noun = entity_noun(spec, entity.name)
@@ -185,7 +186,7 @@ def _do_not_email(task: Task, specs: Mapping[str, ServiceSpec], gold: GoldRun,
             if spec_field is None or effective_type(spec_field) != "email" or field in lookup.args:
                 continue
             first = _first_item(gold, lookup.index)
-            person = _stranger(task, first, rng) if first else None
+            person = _stranger(task, first, gold, rng) if first else None
             if person is None:
                 continue
             twin = {**first, "id": _first_id(first["id"]), field: person.email}
@@ -276,14 +277,14 @@ def _hold_field(spec: ServiceSpec, entity: str, lookup: PlanStep) -> tuple[str, 
     return None
 
 
-def _look_alike(record: dict[str, Any], spec: ServiceSpec, entity: str, task: Task,
+def _look_alike(record: dict[str, Any], spec: ServiceSpec, entity: str, task: Task, gold: GoldRun,
                 rng: random.Random) -> tuple[dict[str, Any] | None, str | None]:
     """A copy of ``record`` (id sorting first) that differs in an email, else in a date or amount."""
     fields = spec.entity(entity).fields
     twin = {**record, "id": _first_id(record["id"])}
     email = next((f for f in fields if effective_type(f) == "email" and record.get(f.name)), None)
     if email is not None:
-        person = _stranger(task, record, rng)
+        person = _stranger(task, record, gold, rng)
         if person is None:
             return None, None
         twin[email.name] = person.email
@@ -301,12 +302,21 @@ def _year_before(value: str) -> str:
     return f"{int(year) - 1}{rest}" if year.isdigit() else value
 
 
-def _stranger(task: Task, record: dict[str, Any], rng: random.Random):
-    """A person of the world whose email appears nowhere in the record or the plan's stated values."""
+def _stranger(task: Task, record: dict[str, Any], gold: GoldRun, rng: random.Random):
+    """A person of the world whose email appears nowhere in the record or the gold run."""
     taken = {str(v).casefold() for v in record.values()}
-    taken |= {str(b.value).casefold() for s in task.plan.steps for b in s.args.values()}
+    taken |= {str(v).casefold() for call in gold.calls for v in call.arguments.values()}
+    taken |= {str(v).casefold() for call in gold.calls for v in _leaves(call.result.get("data"))}
     people = [p for p in Population.generate(task.seed).everyone() if p.email.casefold() not in taken]
     return rng.choice(people) if people else None
+
+
+def _leaves(data: Any) -> list[Any]:
+    if isinstance(data, dict):
+        return [leaf for v in data.values() for leaf in _leaves(v)]
+    if isinstance(data, list):
+        return [leaf for v in data for leaf in _leaves(v)]
+    return [data]
 
 
 def _record(world: WorldState, service: str, entity: str, record_id: Any) -> dict[str, Any] | None:

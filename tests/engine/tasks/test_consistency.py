@@ -129,3 +129,31 @@ def test_drawn_then_harmonized_values_pass_the_validator(seed):
 def test_only_harmonizing_makes_the_currency_follow_the_account():
     """The draw cannot know the account's currency; the gold run's arguments tell harmonize."""
     assert any(rules_broken(drawn(seed)) == {"parent"} for seed in range(12))
+
+
+def test_a_record_with_two_parents_needs_the_currency_of_one():
+    b = ServiceBuilder("books", "Books", "finance", "Accounts, invoices and entries.", "tests")
+    b.entity("Account", "acc", "An account.", field("currency", "currency"))
+    b.entity("Bill", "bill", "A bill.", field("currency", "currency"))
+    b.entity("Entry", "ent", "An entry.", field("account_id", "books.Account.id"), field("bill_id", "books.Bill.id"),
+             field("currency", "currency"))
+    b.crud("Entry", "C")
+    spec = b.build()
+    world = seed_world([spec], SEED)
+    account = world.services["books"].tables["Account"]["acc_0001"]["currency"]
+    bills = world.services["books"].tables["Bill"]
+    other = next((k for k, r in bills.items() if r["currency"] != account), None)
+    assert other is not None
+
+    def broken(currency: str) -> set[str]:
+        args = {"account_id": "acc_0001", "bill_id": other, "currency": currency}
+        plan = Plan(steps=[PlanStep(index=0, service_id="books", tool="create_entry",
+                                    args={n: ArgBinding(kind="constant", value=v) for n, v in args.items()})])
+        task = Task(task_id="t", seed=SEED, domain="finance", services=["books"], initial_state=world,
+                    instruction="", plan=plan, rubric=[], today=TODAY)
+        call = ToolCallRecord(service_id="books", tool="create_entry", arguments=args,
+                              result={"success": True, "data": {"id": "ent_0009", **args}})
+        return {v.rule for v in check_task(task, {"books": spec}, [call])}
+
+    assert broken(account) == set() and broken(bills[other]["currency"]) == set()
+    assert broken("XXX") == {"parent"}

@@ -70,3 +70,26 @@ def test_thousand_plans_on_the_library_quickly(library):
     assert len(plans) == 1000 and elapsed < 30
     assert all(crosses_services(p) for p in plans)
     assert max(len(p.steps) for p in plans) == WalkConfig().max_length
+
+
+def test_a_plan_that_deletes_what_it_created_is_not_kept():
+    """create → get → delete of one record leaves no trace a rubric could check."""
+    from compoworld_assets.engine.library.builder import ServiceBuilder, field
+    from compoworld_assets.engine.tasks.model import ArgBinding, Plan, PlanStep
+    from compoworld_assets.engine.tasks.sampling import _deletes_own_creation, _tool_index
+
+    b = ServiceBuilder("memos", "Memos", "documents", "Memos.", "tests")
+    b.entity("Memo", "memo", "A memo.", field("title"))
+    b.crud("Memo", "CRD")
+    specs = [b.build()]
+    tools = _tool_index(build_dependency_graph(specs), specs)
+
+    def plan(delete_key: ArgBinding) -> Plan:
+        created = ArgBinding(kind="step_output", step=0, path="id", type="memos.Memo.id")
+        return Plan(steps=[PlanStep(index=0, service_id="memos", tool="create_memo", args={}),
+                           PlanStep(index=1, service_id="memos", tool="get_memo", args={"memo_id": created}),
+                           PlanStep(index=2, service_id="memos", tool="delete_memo", args={"memo_id": delete_key})])
+
+    assert _deletes_own_creation(plan(ArgBinding(kind="step_output", step=1, path="id", type="memos.Memo.id")), tools)
+    assert not _deletes_own_creation(plan(ArgBinding(kind="user_known", value="memo_0001", type="memos.Memo.id")),
+                                     tools)
