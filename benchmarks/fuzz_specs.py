@@ -239,7 +239,10 @@ def make_spec(seeds: list[tuple[str, Any]], seed: int, index: int) -> tuple[Any,
         name, document = "synthetic", synthetic(rng)
     applied = []
     for _ in range(rng.randint(1, 6)):
-        document, operator = mutate(document, rng)
+        try:
+            document, operator = mutate(document, rng)
+        except RecursionError:  # copying a node that an earlier mutation nested thousands of levels deep
+            operator = "skipped"
         applied.append(operator)
     return document, name, applied
 
@@ -294,10 +297,15 @@ def run_spec(seeds: list[tuple[str, Any]], seed: int, index: int, verify_share: 
     summary: dict[str, Any] = {"index": index, "base": base, "mutations": mutations, "verified": verify,
                                "crash": None, "reasons": [], "internal_errors": [], "services": 0, "built": 0,
                                "failures": [], "tools": 0, "verified_tools": 0, "compile_errors": 0}
+    path = None
+    if rng.random() < TEXT_SHARE:
+        try:
+            path = as_file(document, rng, directory)
+        except Exception:  # noqa: BLE001 - a document the generator cannot write is imported as objects
+            path = None
     started = time.perf_counter()
     stage = "import"
     try:
-        path = as_file(document, rng, directory) if rng.random() < TEXT_SHARE else None
         result = import_spec_file(path) if path else import_document(document, location=f"fuzz-{index}.json")
         summary["import_s"] = time.perf_counter() - started
         summary["reasons"] = [q.reason for q in result.quarantined]

@@ -221,3 +221,13 @@ def test_generated_cases_cover_every_parameter_of_a_wide_tool_once():
     create = spec.tool("create_note")
     cases = generate_cases(spec, create, ServiceState.empty(spec), seed=1)
     assert sum(c.name.startswith("wrong_type[") for c in cases) == len(create.parameter_properties()) == 201
+
+
+def test_an_openapi_body_with_a_malformed_allof_part_is_repaired_before_merging():
+    body = {"allOf": [{"allOf": 5, "properties": {"title": {"type": "string"}}}, {"required": ["title"]}]}
+    document = {"openapi": "3.0.3", "info": {"title": "Notes", "version": "1"}, "paths": {"/notes": {"post": {
+        "operationId": "create_note", "requestBody": {"content": {"application/json": {"schema": body}}},
+        "responses": {"201": {"description": "made"}}}}}}
+    result = import_document(document, location="allof.json")
+    assert "title" in _only_spec(result).tool("create_note").parameter_properties()
+    assert "'allOf' values that are not lists left out" in _reasons(result)

@@ -343,16 +343,17 @@ class _Importer:
                 required.append(name)
         body = op.spec.get("requestBody")
         if body is not None:
-            self._add_body(body, props, required)
+            self._add_body(body, props, required, f"{op.location}/requestBody")
         return props, required
 
-    def _add_body(self, body: Any, props: dict[str, Any], required: list[str]) -> None:
+    def _add_body(self, body: Any, props: dict[str, Any], required: list[str], location: str) -> None:
         body_spec, _ = self.refs.deref(body)
         raw_schema = self._schema_of_content(body_spec)
         if raw_schema is None:
             return
         body_required = isinstance(body_spec, dict) and body_spec.get("required") is True
-        schema = self.refs.inline(raw_schema, MAX_SCHEMA_DEPTH)
+        # Repaired before merging, since merging reads allOf parts as schemas (repairing twice changes nothing).
+        schema = repair_schema(self.refs.inline(raw_schema, MAX_SCHEMA_DEPTH), location)
         if isinstance(schema.get("allOf"), list):
             schema = merge_all_of(schema)
         if json_type_of(schema) == "object" and isinstance(schema.get("properties"), dict):
