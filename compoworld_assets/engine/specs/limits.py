@@ -38,8 +38,8 @@ class ImportLimits:
     """Schema nesting below this depth is cut (importers inline ``$ref`` s only a few levels deep)."""
     max_enum: int = 10_000
     """A longer ``enum`` is left out of its schema (the value is then unconstrained)."""
-    max_pattern_chars: int = 4096
-    """A longer ``pattern`` (before translation) is left out of its schema."""
+    max_pattern_chars: int = 32_768
+    """A longer ``pattern`` (before translation) is left out of its schema (the longest in APIs.guru: 22,190)."""
     max_generated_size: int = 1000
     """``minLength`` / ``minItems`` / ``minProperties`` above this are left out: values are generated."""
     time_limit_s: float | None = 120.0

@@ -8,7 +8,8 @@ nearly all for Unicode property classes such as AWS's ``^[\\p{L}\\p{Z}\\p{N}_.:/
 
 :func:`python_pattern` keeps a pattern ``re`` compiles, and otherwise translates what has an
 exact ``re`` equivalent: ``\\p{..}`` / ``\\P{..}`` (general categories, scripts and the other
-properties the ``regex`` module knows) become the character ranges ``regex`` assigns them,
+properties the ``regex`` module knows, also in Java's ``\\p{IsLetter}`` spelling) become the
+character ranges ``regex`` assigns them,
 ``\\x{hh}`` becomes ``\\xhh``, ``(?<name>`` / ``\\k<name>`` become ``(?P<name>`` / ``(?P=name)``,
 ``\\z`` becomes ``\\Z``, and a ``-`` next to a class escape inside ``[...]`` (``[\\s-_]``, a
 literal ``-`` in PCRE) is escaped. Anything else that ``re`` rejects is left out by the caller,
@@ -184,10 +185,14 @@ def _property_spans(name: str, negated: bool) -> tuple[tuple[int, int], ...]:
     """The code point ranges ``regex`` assigns ``\\p{name}`` (or ``\\P{name}``)."""
     if not name or len(name) > 64 or not all(c.isalnum() or c in "_&=:.- " for c in name):
         raise Untranslatable(f"unknown Unicode property {name!r}")
-    try:
-        matcher = regex.compile(("\\P{%s}+" if negated else "\\p{%s}+") % name)
-    except regex.error as error:
-        raise Untranslatable(f"unknown Unicode property {name!r}") from error
+    for spelling in (name, name.removeprefix("Is")):  # Java spells \p{IsLetter}, \p{IsLatin}
+        try:
+            matcher = regex.compile(("\\P{%s}+" if negated else "\\p{%s}+") % spelling)
+            break
+        except regex.error:
+            continue
+    else:
+        raise Untranslatable(f"unknown Unicode property {name!r}")
     return tuple((m.start(), m.end() - 1) for m in matcher.finditer(_all_code_points()))
 
 

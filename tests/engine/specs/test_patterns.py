@@ -33,6 +33,7 @@ def test_patterns_python_compiles_are_kept_as_they_are():
     (r"^\p{Lu}\p{Ll}*$", ["Élan", "Z"], ["élan", "ZZ"]),
     (r"^[\P{C}\s]+$", ["visible text\t"], ["bell\x07"]),
     (r"^\p{Han}+$", ["漢字"], ["kanji"]),
+    (r"^\p{IsLetter}+$", ["Été"], ["a1"]),
     (r"^[a-zA-Z0-9\s-_()\[\]]+$", ["a-b_c (d) [e]"], ["a;b"]),
     (r"^\x{41}\x{3b1}$", ["Aα"], ["AB"]),
     (r"\A\d+\z", ["123"], ["123\n"]),
