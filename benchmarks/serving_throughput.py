@@ -96,6 +96,8 @@ def main() -> None:
     parser.add_argument("--servers", nargs="+", choices=("sequential", "batched"), default=["sequential", "batched"])
     parser.add_argument("--task-seed", type=int, default=3)
     parser.add_argument("--json", type=Path, default=None, help="also write every row (completions included) here")
+    parser.add_argument("--baseline", type=Path, default=None,
+                        help="rows of an earlier run (its --json) to compare with instead of running them again")
     args = parser.parse_args()
 
     from training.base_model import prepare_base_model
@@ -111,7 +113,11 @@ def main() -> None:
           f"temperature 0; distinct tasks per level: max(c, {args.min_episodes})")
     print(f"{'server':>10} {'thr':>3} {'c':>3} {'eps':>4} {'reqs':>5} {'prompt':>7} {'gen':>6} {'wall_s':>8} "
           f"{'gen_tok/s':>9} {'eps/h':>7} {'x_seq':>6} {'batch':>5} {'cached':>6}")
-    rows: list[dict[str, Any]] = []
+    rows: list[dict[str, Any]] = json.loads(args.baseline.read_text())["rows"] if args.baseline else []
+    for row in rows:
+        print(f"{row['server']:>10} {row['threads']:>3} {row['concurrency']:>3} {row['episodes']:>4} "
+              f"{row['requests']:>5} {row['prompt_tokens']:>7} {row['completion_tokens']:>6} {row['wall_s']:>8.1f} "
+              f"{row['gen_tokens_per_s']:>9.2f} {row['episodes_per_hour']:>7.1f}  (from {args.baseline})")
     with library.world_factory() as factory:
         for threads in args.threads:
             for kind in args.servers:
@@ -134,18 +140,18 @@ def main() -> None:
                           f"{result['prompt_tokens']:>7} {result['completion_tokens']:>6} {result['wall_s']:>8.1f} "
                           f"{row['gen_tokens_per_s']:>9.2f} {row['episodes_per_hour']:>7.1f} {ratio:>6} "
                           f"{stats.get('max_batch', 1):>5} {cached:>6.0%}", flush=True)
+                    if args.json:  # after every row, so a run cut short keeps what it measured
+                        args.json.parent.mkdir(parents=True, exist_ok=True)
+                        args.json.write_text(json.dumps({"settings": vars(args) | {"json": str(args.json)},
+                                                         "rows": rows}, indent=1, default=str))
     for row in rows:
-        base = next((r for r in rows if r["server"] == "sequential" and r["threads"] == row["threads"]), None)
-        if row["server"] == "batched" and base is not None:
-            shared = sorted(set(base["completions"]) & set(row["completions"]))
-            same = sum(base["completions"][k] == row["completions"][k] for k in shared)
+        reference = {k: v for r in rows if r["server"] == "sequential" and r["threads"] == row["threads"]
+                     for k, v in r["completions"].items()}
+        shared = sorted(set(reference) & set(row["completions"]))
+        if row["server"] == "batched" and shared:
+            same = sum(reference[k] == row["completions"][k] for k in shared)
             print(f"batched, {row['threads']} thread(s), c={row['concurrency']}: {same}/{len(shared)} completions "
                   f"identical to the sequential server's (greedy, same requests)")
-    if args.json:
-        args.json.parent.mkdir(parents=True, exist_ok=True)
-        args.json.write_text(json.dumps({"settings": vars(args) | {"json": str(args.json)}, "rows": rows},
-                                        indent=1, default=str))
-
 
 if __name__ == "__main__":
     main()
