@@ -24,6 +24,7 @@ import contextlib
 import hashlib
 import json
 import os
+import re
 import secrets
 import signal
 import socket
@@ -112,7 +113,7 @@ class Case:
 
     def synthesizer_source(self, target: dict[str, Any], service_source: str) -> str:
         """The attack hidden in an otherwise correct service module, as a model might write it."""
-        hostile = self.text.replace("\ndef handle(", "\ndef _rt_hostile_handle(")
+        hostile = re.sub(r"^def handle\(", "def _rt_hostile_handle(", self.text, flags=re.MULTILINE)
         return "\n\n".join([f"TARGET = {target!r}", self.toolkit(), hostile, service_source, SYNTH_WRAPPER])
 
 
