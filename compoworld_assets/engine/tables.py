@@ -40,7 +40,7 @@ CATALOG_SCHEMA = {
     "description": pl.String, "effect": pl.String, "entity": pl.String, "input_types": pl.String,
     "output_types": pl.String, "implementation": pl.String, "verdict": pl.String,
     "failed_checks": pl.String, "module_hash": pl.String, "parameters_json": pl.String,
-    "returns_json": pl.String,
+    "returns_json": pl.String, "transition_json": pl.String,
 }
 
 
@@ -125,6 +125,9 @@ def catalog_rows(specs: dict[str, ServiceSpec], services: pl.DataFrame) -> pl.Da
                 "module_hash": service["module_hash"],
                 "parameters_json": json.dumps(tool.parameters, sort_keys=True),
                 "returns_json": json.dumps(tool.returns, sort_keys=True),
+                "transition_json": (
+                    json.dumps(tool.transition.model_dump(mode="json"), sort_keys=True) if tool.transition else None
+                ),
             })
     return pl.DataFrame(rows, schema=CATALOG_SCHEMA)
 

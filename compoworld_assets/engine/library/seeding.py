@@ -26,6 +26,7 @@ from compoworld_assets.engine.library.roles import role_of
 from compoworld_assets.engine.library.wording import words as _words
 from compoworld_assets.engine.runtime.state import ServiceState, WorldState
 from compoworld_assets.engine.specs.model import EntitySpec, FieldSpec, ServiceSpec
+from compoworld_assets.engine.specs.transitions import ready_statuses
 from compoworld_assets.engine.types import SHARED_TYPES, entity_ref, is_entity_ref, parse_entity_ref
 
 __all__ = ["DEFAULT_ROWS", "Person", "Population", "seed_service_state", "seed_world"]
@@ -77,8 +78,11 @@ def seed_service_state(spec: ServiceSpec, population: Population, seed: int,
         rng = random.Random(f"{seed}:{spec.id}:{entity.name}")
         row_maker = _RowMaker(spec, entity, population, rows_per_entity, catalog)
         table = state.tables[entity.name]
+        ready = ready_statuses(spec, entity.name)
         for index in range(1, rows_per_entity + 1):
             record = row_maker.make(index, rng)
+            if index < rows_per_entity:  # the last row keeps its own status, likely one a transition refuses
+                record.update(ready[index - 1:index])
             table[record["id"]] = record
         state.counters[entity.name] = rows_per_entity
     _follow_parents(state, spec, seed)

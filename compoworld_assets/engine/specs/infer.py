@@ -206,7 +206,8 @@ def _example_values(schema: Mapping[str, Any]) -> list[Any]:
     return [v for v in values if v not in ("", "None")]
 
 
-def _json_type(schema: Mapping[str, Any]) -> str | None:
+def declared_json_type(schema: Mapping[str, Any]) -> str | None:
+    """The first non-null ``type`` a schema declares (None when it declares none)."""
     value = schema.get("type")
     if isinstance(value, list):
         value = next((t for t in value if t != "null"), None)
@@ -252,7 +253,7 @@ def infer_shared_type(
     """
     if not isinstance(schema, Mapping) or schema.get("enum"):
         return None
-    json_type = _json_type(schema)
+    json_type = declared_json_type(schema)
     examples = _example_values(schema)
     description = description or str(schema.get("description") or "")
     fmt = schema.get("format")
@@ -309,7 +310,7 @@ def infer_entity_ref(
     name: str, schema: Mapping[str, Any], service_id: str, entities: Iterable[str]
 ) -> str | None:
     """``svc.Entity.id`` for a string parameter named ``<entity>_id`` when the service has it."""
-    if not isinstance(schema, Mapping) or _json_type(schema) not in (None, "string"):
+    if not isinstance(schema, Mapping) or declared_json_type(schema) not in (None, "string"):
         return None
     snake = snake_name(name)
     if not snake.endswith("_id"):

@@ -13,8 +13,10 @@ Conventions the offline synthesizer relies on (importers and the built-in librar
   ``create``/``update`` tools (``close_ticket`` sets ``status="closed"``).
 * ``list`` filters by equality on the field-named parameters and honours ``limit``;
   ``search`` also matches ``query`` case-insensitively against string fields.
-* ``action`` tools have no derivable semantics: they are implemented by a coding agent or
-  fall back to the world model.
+* ``action`` tools have no CRUD name; :mod:`.transitions` turns those whose spec says enough
+  into ``update``/``create`` tools with a :class:`Transition` (status changes with preconditions,
+  field updates, new records). The rest are implemented by a coding agent or fall back to the
+  world model.
 """
 
 from __future__ import annotations
@@ -142,6 +144,50 @@ class EntitySpec(BaseModel):
         }
 
 
+class Transition(BaseModel):
+    """The state change an action-named tool performs (derived by :mod:`.transitions` or declared).
+
+    ``status``: the record named by ``key`` (of ``entity``, by default the entity ``key``'s type
+    references) gets ``field = value``; ``update``: it gets the other
+    parameters as fields; ``create``: a new ``entity`` record; ``none``: no derivable change (the
+    world model serves the tool). ``allowed_from``: the values ``field`` must hold before the call
+    (a status transition also refuses a record already at ``value``). ``evidence``: why.
+    """
+
+    model_config = ConfigDict(frozen=True)
+
+    kind: Literal["status", "update", "create", "none"]
+    entity: str | None = None
+    key: str | None = None
+    field: str | None = None
+    value: Any = None
+    allowed_from: list[Any] | None = None
+    evidence: list[str] = Field(default_factory=list)
+
+    @model_validator(mode="after")
+    def _check(self) -> Transition:
+        if self.kind == "create" and not self.entity:
+            raise ValueError("a create transition needs the entity it makes")
+        if self.kind in ("status", "update") and not self.key:
+            raise ValueError(f"a {self.kind} transition needs the key parameter naming its record")
+        if self.kind == "status" and (not self.field or self.value is None):
+            raise ValueError("a status transition needs the field and the value it writes")
+        if self.allowed_from is not None and not self.field:
+            raise ValueError("allowed_from needs the field it constrains")
+        return self
+
+    def refuses(self, record: dict[str, Any]) -> str | None:
+        """Why ``record`` cannot undergo this transition (None: it can), as the generated code says it."""
+        if not self.field:
+            return None
+        current = record.get(self.field)
+        if self.kind == "status" and current == self.value:
+            return f"is already {self.value!r}"
+        if self.allowed_from is not None and current not in self.allowed_from:
+            return f"is {current!r}; it must be one of {self.allowed_from!r}"
+        return None
+
+
 class ToolSpec(BaseModel):
     name: str
     description: str
@@ -151,6 +197,15 @@ class ToolSpec(BaseModel):
     entity: str | None = None
     sets: dict[str, Any] = Field(default_factory=dict)
     implementable: bool = True
+    transition: Transition | None = None
+
+    @model_serializer(mode="wrap")
+    def _without_absent_transition(self, handler: SerializerFunctionWrapHandler) -> dict[str, Any]:
+        """Leave ``transition`` out when unset, so specs without one dump (and hash) as before."""
+        data = handler(self)
+        if self.transition is None:
+            data.pop("transition", None)
+        return data
 
     @model_validator(mode="after")
     def _check(self) -> ToolSpec:

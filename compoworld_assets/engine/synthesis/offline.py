@@ -1,8 +1,8 @@
 """The offline synthesizer: writes a service module straight from the spec's CRUD conventions.
 
 Every tool whose effect is create/read/list/search/update/delete (with constant ``sets``
-where given) gets a generated function that follows the conventions in the docstring of
-:mod:`compoworld_assets.engine.specs.model`; ``action`` tools, tools without an effect and
+where given, and the status preconditions of its ``transition``) gets a generated function that
+follows the conventions in the docstring of :mod:`compoworld_assets.engine.specs.model`; ``action`` tools, tools without an effect and
 tools marked not implementable are left to the world model. The generated source depends
 only on the spec and :data:`OFFLINE_SYNTHESIZER_VERSION`, byte for byte.
 """
@@ -404,9 +404,32 @@ def _read_body(spec: ServiceSpec, tool: ToolSpec, entity: EntitySpec) -> list[st
     return _key_lines(spec, tool, entity) + ["return _ok(copy.deepcopy(record))"]
 
 
+def _precondition_lines(tool: ToolSpec, entity: EntitySpec) -> list[str]:
+    """The checks of the record's status a transition needs (:meth:`Transition.refuses`, same words)."""
+    transition = tool.transition
+    if transition is None or not transition.field:
+        return []
+    conflict = envelope.CONFLICT
+    lines = [f"current = record.get({transition.field!r})"]
+    if transition.kind == "status":
+        lines += [
+            f"if _same_value(current, {_inline_literal(transition.value)}):",
+            f'    return _error({conflict!r}, f"{entity.name} {{record_id!r}} is already {{current!r}}")',
+        ]
+    if transition.allowed_from is not None:
+        lines += [
+            *_assignment("allowed", transition.allowed_from),
+            "if not any(_same_value(current, option) for option in allowed):",
+            (f'    return _error({conflict!r}, f"{entity.name} {{record_id!r}} is {{current!r}}; '
+            'it must be one of {allowed!r}")'),
+        ]
+    return lines
+
+
 def _update_body(spec: ServiceSpec, tool: ToolSpec, entity: EntitySpec) -> list[str]:
     params = tuple(_field_parameters(spec, tool, entity))
-    lines = _key_lines(spec, tool, entity) + _reference_lines(spec, tool, entity)
+    lines = (_key_lines(spec, tool, entity) + _reference_lines(spec, tool, entity)
+             + _precondition_lines(tool, entity))
     if params:
         lines += _assignment("fields", params)
         lines.append("changes = {name: copy.deepcopy(args[name]) for name in fields if name in args}")

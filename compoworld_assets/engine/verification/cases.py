@@ -68,11 +68,22 @@ def generate_cases(
     if full is not None and full != required_only:
         cases.append(VerificationCase(tool=tool.name, name="valid[all]", kind="valid", args=full))
     base = full if full is not None else builder.placeholder_args()
-    cases.extend(_invalid_cases(spec, tool, base))
+    cases.extend(_invalid_cases(spec, tool, base, seed_state))
     return cases
 
 
-def _invalid_cases(spec: ServiceSpec, tool: ToolSpec, base: dict[str, Any]) -> list[VerificationCase]:
+def _refused_record(spec: ServiceSpec, tool: ToolSpec, seed_state: ServiceState) -> str | None:
+    """A stored record the tool's transition must refuse (its status does not allow it), if any."""
+    transition = tool.transition
+    if transition is None or not transition.field or not transition.key or tool.entity is None:
+        return None
+    rows = seed_state.tables.get(tool.entity, {})
+    return next((rid for rid in sorted(rows) if transition.refuses(rows[rid]) is not None), None)
+
+
+def _invalid_cases(
+    spec: ServiceSpec, tool: ToolSpec, base: dict[str, Any], seed_state: ServiceState
+) -> list[VerificationCase]:
     cases: list[VerificationCase] = []
     for name in tool.required_parameters():
         args = {k: v for k, v in base.items() if k != name}
@@ -89,6 +100,11 @@ def _invalid_cases(spec: ServiceSpec, tool: ToolSpec, base: dict[str, Any]) -> l
     for name, entity in must_exist_parameters(spec, tool).items():
         args = {**base, name: f"{spec.entity(entity).id_prefix}_unknown"}
         cases.append(VerificationCase(tool=tool.name, name=f"unknown_id[{name}]", kind="invalid", args=args))
+    refused = _refused_record(spec, tool, seed_state)
+    if refused is not None:
+        args = {**base, tool.transition.key: refused}
+        cases.append(VerificationCase(tool=tool.name, name=f"precondition[{tool.transition.field}]",
+                                      kind="invalid", args=args))
     if tool.parameters.get("additionalProperties") is False:
         args = {**base, UNKNOWN_PARAMETER: 1}
         cases.append(VerificationCase(tool=tool.name, name="unknown_parameter", kind="invalid", args=args))
@@ -175,8 +191,14 @@ class _ArgumentBuilder:
         return schema_value(schema, self.rng)
 
     def _next_id(self, name: str) -> Any:
-        """Successive builds point at successive stored records (from a seeded start)."""
-        ids = sorted(self.state.tables.get(self.refs[name], {}))
+        """Successive builds point at successive stored records (from a seeded start); the record a
+        transition acts on is one whose status allows it."""
+        rows = self.state.tables.get(self.refs[name], {})
+        transition = self.tool.transition
+        ids = sorted(
+            rid for rid in rows
+            if transition is None or name != transition.key or transition.refuses(rows[rid]) is None
+        )
         if not ids:
             return _NO_VALUE
         if name not in self.draws:

@@ -11,6 +11,7 @@ from typing import Any
 
 from compoworld_assets.engine.runtime.state import ServiceState
 from compoworld_assets.engine.specs.model import EntitySpec, ServiceSpec
+from compoworld_assets.engine.specs.transitions import ready_statuses
 from compoworld_assets.engine.types import is_entity_ref, parse_entity_ref
 from compoworld_assets.engine.values import schema_value
 
@@ -22,7 +23,8 @@ def minimal_seed_state(spec: ServiceSpec, seed: int, rows_per_entity: int = 3) -
     state = ServiceState.empty(spec)
     for entity in _referenced_first(spec):
         table = state.tables[entity.name]
-        for number in range(1, rows_per_entity + 1):
+        ready = ready_statuses(spec, entity.name)
+        for number in range(1, max(rows_per_entity, len(ready) + 1) + 1):
             record_id = f"{entity.id_prefix}_{number:04d}"
             record: dict[str, Any] = {"id": record_id}
             for f in entity.fields:
@@ -36,6 +38,8 @@ def minimal_seed_state(spec: ServiceSpec, seed: int, rows_per_entity: int = 3) -
                     )
                 else:
                     record[f.name] = schema_value(f.json_schema(), rng)
+            for field_name, value in ready[number - 1:number]:
+                record[field_name] = value
             table[record_id] = record
         state.counters[entity.name] = rows_per_entity
     return state

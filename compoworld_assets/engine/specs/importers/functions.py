@@ -40,8 +40,10 @@ from compoworld_assets.engine.specs.model import (
     ServiceSpec,
     SourceRef,
     ToolSpec,
+    Transition,
     preview,
 )
+from compoworld_assets.engine.specs.transitions import declared_transition, derive_transitions
 from compoworld_assets.engine.types import TYPE_KEY, entity_ref
 
 VERB_EFFECTS: dict[str, Effect] = {
@@ -151,6 +153,11 @@ def _classify(
     return effect, name, parameters
 
 
+def _read_only(raw: RawTool) -> Transition | None:
+    """No state change for a tool its server marks read-only (MCP ``readOnlyHint``)."""
+    return Transition(kind="none", evidence=["the server marks the tool read-only"]) if raw.read_only else None
+
+
 def _entity_spec(
     name: str, tools: list[ToolSpec], service_id: str, entity_names: set[str], context: frozenset[str]
 ) -> EntitySpec:
@@ -208,9 +215,10 @@ def build_function_service(
                     returns=returns,
                     effect=effect,
                     entity=entity,
+                    transition=declared_transition(raw.source) or _read_only(raw),
                 )
             )
-        except (ValidationError, ToolRejected) as error:
+        except (ValueError, ToolRejected) as error:  # pydantic's ValidationError is a ValueError
             reason = _first_error(error) if isinstance(error, ValidationError) else str(error)
             result.quarantined.append(
                 QuarantinedSpec.from_error(source.kind, raw.location, reason, preview(raw.source))
@@ -218,15 +226,17 @@ def build_function_service(
     entity_specs = [_entity_spec(e, tools, service_id, entities, context) for e in sorted(entities)]
     try:
         result.specs.append(
-            ServiceSpec(
-                id=service_id,
-                name=name,
-                domain=domain,
-                description=description,
-                version=version,
-                source=source,
-                entities=entity_specs,
-                tools=tools,
+            derive_transitions(
+                ServiceSpec(
+                    id=service_id,
+                    name=name,
+                    domain=domain,
+                    description=description,
+                    version=version,
+                    source=source,
+                    entities=entity_specs,
+                    tools=tools,
+                )
             )
         )
     except ValidationError as error:

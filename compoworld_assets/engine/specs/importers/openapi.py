@@ -56,6 +56,7 @@ from compoworld_assets.engine.specs.model import (
     ToolSpec,
     preview,
 )
+from compoworld_assets.engine.specs.transitions import declared_transition, derive_transitions
 from compoworld_assets.engine.types import TYPE_KEY, entity_ref
 from compoworld_assets.engine.values import merge_all_of
 
@@ -254,7 +255,12 @@ class _Importer:
         found: dict[str, tuple[str, str]] = {}
         for key in sorted(candidates):
             noun = key.rsplit("/", 1)[-1]
-            match = next((n for n in candidates[key] if schema_matches_noun(n, noun)), None)
+            # The schema named exactly after one item (``Order`` for ``orders``; not the list wrapper
+            # ``Orders``) before one that only contains the noun (``NewOrder``, a create request's schema).
+            one = singular(snake_name(noun).rsplit("_", 1)[-1])
+            item = "_".join([*snake_name(noun).split("_")[:-1], one])
+            exact = next((n for n in candidates[key] if snake_name(n.rsplit(".", 1)[-1]) == item), None)
+            match = exact or next((n for n in candidates[key] if schema_matches_noun(n, noun)), None)
             name = entity_name(match.rsplit(".", 1)[-1])[:64] if match else ""
             if match and name:
                 found[key] = (name, match)
@@ -461,6 +467,7 @@ class _Importer:
             returns=returns,
             effect=effect,
             entity=entity if effect is not Effect.ACTION else None,
+            transition=declared_transition(op.spec),
         )
         taken.add(spec.name)
         return spec
@@ -493,7 +500,7 @@ class _Importer:
             "source": SourceRef(kind=KIND, location=self.location),
         }
         try:
-            return [ServiceSpec(**fields, entities=entities, tools=tools)]
+            return [derive_transitions(ServiceSpec(**fields, entities=entities, tools=tools))]
         except ValidationError as error:
             self.quarantine(
                 self.location,
@@ -502,7 +509,7 @@ class _Importer:
             )
         demoted = [t.model_copy(update={"effect": Effect.ACTION, "entity": None}) for t in tools]
         try:
-            return [ServiceSpec(**fields, entities=[], tools=demoted)]
+            return [derive_transitions(ServiceSpec(**fields, entities=[], tools=demoted))]
         except ValidationError as error:
             self.quarantine(self.location, _reason(error), {"info": self.info})
             return []
