@@ -88,7 +88,8 @@ def build_sample(api: Path, count: int, seed: int, walks: int, time_limit_s: flo
     from compoworld_assets.engine.synthesis.offline import OfflineSynthesizer
     from compoworld_assets.engine.tables import tool_verdict
     from compoworld_assets.engine.tasks.graph import build_dependency_graph
-    from compoworld_assets.engine.tasks.pipeline import generate_tasks
+    from compoworld_assets.engine.tasks.pipeline import GenerationConfig, generate_tasks
+    from compoworld_assets.engine.tasks.sampling import sample_plans
     from compoworld_assets.engine.world_model.offline import OfflineWorldModel
 
     files = sorted(str(p) for p in api.rglob("*.json"))
@@ -128,8 +129,12 @@ def build_sample(api: Path, count: int, seed: int, walks: int, time_limit_s: flo
     specs = [b.spec for b in builds.values()]
     graph = build_dependency_graph(specs, {sid: b.implementation for sid, b in built.items()})
     with_edges = {data["service_id"] for node, data in graph.nodes(data=True) if graph.degree(node) > 0}
-    tasks, quarantined = generate_tasks(specs, built, seed=seed, n=walks, graph=graph)
+    config = GenerationConfig()
+    plans = sample_plans(graph, specs, seed, walks, config.walk)
+    own_plans = {p.plan_hash() for p in plans if set(p.services) & own}
+    tasks, quarantined = generate_tasks(specs, built, seed=seed, n=walks, config=config, graph=graph)
     touched = Counter(s for t in tasks for s in set(t.services) & own)
+    lost = Counter(f"{q.stage}: {normalise_reason(q.reason)}" for q in quarantined if q.plan_hash in own_plans)
     wall = time.perf_counter() - started
 
     def share(n: int, of: int) -> str:
@@ -150,6 +155,9 @@ def build_sample(api: Path, count: int, seed: int, walks: int, time_limit_s: flo
     built_own = own & set(builds)
     print(f"imported services w/ edges: {share(len(with_edges & built_own), len(built_own))}")
     print(f"tasks / walks:              {len(tasks)} / {walks} ({len(quarantined)} quarantined)")
+    print(f"plans touching imported:    {share(len(own_plans), len(plans))}")
+    for reason, n in lost.most_common(5):
+        print(f"  lost {n:>4}  {reason}")
     print(f"tasks touching imported:    {share(sum(1 for t in tasks if set(t.services) & own), len(tasks))}")
     print(f"connectable in >=1 task:    {share(len(set(touched) & with_edges), len(with_edges & built_own))}")
     print(f"wall time:                  {wall:.0f} s (import {import_s:.0f} s, build {build_s:.0f} s)")

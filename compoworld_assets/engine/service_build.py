@@ -26,6 +26,7 @@ from compoworld_assets.engine.synthesis.base import SynthesizedModule, Synthesiz
 from compoworld_assets.engine.values import schema_value
 from compoworld_assets.engine.verification import ToolVerdict, generate_cases, verify_service
 from compoworld_assets.engine.world_model.base import WorldModel
+from compoworld_assets.engine.world_model.change import InvalidChange, apply_change
 from compoworld_assets.engine.world_model.schema import schema_errors
 
 
@@ -153,7 +154,12 @@ def probe_world_model(spec: ServiceSpec, tool_name: str, world_model: WorldModel
     tool = spec.tool(tool_name)
     valid = [c.args for c in generate_cases(spec, tool, state, seed) if c.kind == "valid"]
     args = valid[0] if valid else schema_value(tool.parameters, random.Random(f"{seed}:{spec.id}:{tool_name}"))
-    result = world_model.simulate(spec, tool, args, state)
+    simulation = world_model.simulate(spec, tool, args, state)
+    result = simulation.result
+    try:
+        apply_change(spec, tool, state, simulation.change)
+    except InvalidChange as problem:
+        return WorldModelProbe(tool=tool_name, passed=False, detail=f"state change: {str(problem)[:300]}")
     if not is_envelope(result):
         return WorldModelProbe(tool=tool_name, passed=False, detail="world model returned a non-envelope")
     if not result["success"]:

@@ -89,7 +89,7 @@ def test_the_coding_agent_gives_up_with_the_timeout_in_its_error(llm, server, cr
 
 def test_the_world_model_answers_an_error_envelope_naming_the_timeout(llm, server, crm, tmp_path):
     world_model = llm.world_model(tmp_path / "cache.sqlite")
-    result = world_model.simulate(crm, crm.tool("list_contacts"), {}, minimal_seed_state(crm, 0))
+    result = world_model.simulate(crm, crm.tool("list_contacts"), {}, minimal_seed_state(crm, 0)).result
     assert result["success"] is False and result["error"]["code"] == "internal_error"
     assert f"after {MAX_RETRIES + 1} attempts: Timeout" in result["error"]["message"]
     calls = world_model.inner.calls

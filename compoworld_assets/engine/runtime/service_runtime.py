@@ -27,6 +27,7 @@ from compoworld_assets.engine.runtime.state import ServiceState, WorldState
 from compoworld_assets.engine.specs.model import ServiceSpec
 from compoworld_assets.engine.synthesis.base import SynthesizedModule
 from compoworld_assets.engine.world_model.base import WorldModel
+from compoworld_assets.engine.world_model.change import InvalidChange, apply_change
 from compoworld_assets.engine.world_model.schema import schema_errors
 
 IMPLEMENTATIONS = ("code", "world_model")
@@ -113,10 +114,24 @@ class ServiceRuntime:
         if problems:
             return error(INVALID_ARGUMENTS, "; ".join(problems))
         assert self.world_model is not None
+        before = self.state()
         try:
-            return self.world_model.simulate(self.spec, spec_tool, args, self.state())
+            simulation = self.world_model.simulate(self.spec, spec_tool, args, before)
+            if simulation.change.empty or not simulation.result["success"]:
+                return simulation.result
+            after = apply_change(self.spec, spec_tool, before, simulation.change)
+        except InvalidChange as problem:
+            return error(INTERNAL_ERROR, f"world model proposed an invalid state change for {tool!r}: {problem}")
         except Exception as exc:  # noqa: BLE001 - a world model bug must not crash the episode
             return error(INTERNAL_ERROR, f"world model failed on {tool!r}: {type(exc).__name__}: {exc}")
+        self._install(after)
+        return simulation.result
+
+    def _install(self, state: ServiceState) -> None:
+        if self._executor is None:
+            self._state = state
+        else:
+            self._executor.reset(state)
 
     def close(self) -> None:
         if self._executor is not None:

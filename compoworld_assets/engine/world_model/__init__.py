@@ -1,7 +1,10 @@
-"""Simulated tool results for tools that have no code: offline, LLM-driven and cached.
+"""Simulated tool calls for tools that have no code: offline, LLM-driven and cached.
 
-World-model tools are read-only simulations: a world model sees the service state but never
-changes it, so an episode's state evolves only through tools implemented in code.
+A world model answers a call with a :class:`Simulation`: the result envelope and the typed state
+change the call makes (:mod:`.change`), which the runtime validates against the entity schemas
+and applies, so a simulated write changes what later reads see. The offline backend changes what
+the tool's spec says (create, update, delete, derived transitions); the LLM backend proposes
+changes for any tool and is retried when a change does not fit the state.
 """
 
 from compoworld_assets.engine.world_model.base import WorldModel, world_model_key
@@ -11,6 +14,7 @@ from compoworld_assets.engine.world_model.cache import (
     SqliteWorldModelCache,
     WorldModelCache,
 )
+from compoworld_assets.engine.world_model.change import InvalidChange, Simulation, StateChange, apply_change
 from compoworld_assets.engine.world_model.llm import AttemptRecord, LLMWorldModel
 from compoworld_assets.engine.world_model.offline import OfflineWorldModel
 
@@ -18,10 +22,14 @@ __all__ = [
     "AttemptRecord",
     "CachedWorldModel",
     "InMemoryWorldModelCache",
+    "InvalidChange",
     "LLMWorldModel",
     "OfflineWorldModel",
+    "Simulation",
     "SqliteWorldModelCache",
+    "StateChange",
     "WorldModel",
     "WorldModelCache",
+    "apply_change",
     "world_model_key",
 ]

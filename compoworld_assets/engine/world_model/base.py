@@ -5,10 +5,11 @@ from __future__ import annotations
 from typing import Any, Protocol
 
 from compoworld_assets.engine.canonical import content_hash
-from compoworld_assets.engine.envelope import NOT_FOUND, error
+from compoworld_assets.engine.envelope import CONFLICT, NOT_FOUND, error
 from compoworld_assets.engine.runtime.state import ServiceState
 from compoworld_assets.engine.specs.model import ServiceSpec, ToolSpec
 from compoworld_assets.engine.types import is_entity_ref, parse_entity_ref
+from compoworld_assets.engine.world_model.change import Simulation
 
 
 class WorldModel(Protocol):
@@ -17,8 +18,9 @@ class WorldModel(Protocol):
 
     def simulate(
         self, spec: ServiceSpec, tool: ToolSpec, args: dict[str, Any], state: ServiceState
-    ) -> dict[str, Any]:
-        """The envelope the tool would return for ``args`` in ``state``; never raises, never mutates."""
+    ) -> Simulation:
+        """The envelope the tool would return for ``args`` in ``state`` and the state change the call
+        makes (valid for :func:`~.change.apply_change`); never raises, never mutates ``state``."""
 
 
 def world_model_key(
@@ -40,3 +42,14 @@ def missing_reference(
         if service_id == spec.id and table is not None and args[param] not in table:
             return error(NOT_FOUND, f"{entity} {args[param]!r} not found")
     return None
+
+
+def refused_transition(spec: ServiceSpec, tool: ToolSpec, args: dict[str, Any], state: ServiceState
+                       ) -> dict[str, Any] | None:
+    """A ``conflict`` envelope when the tool's transition refuses the record its key names (as code would)."""
+    transition = tool.transition
+    if transition is None or not transition.key or tool.entity is None:
+        return None
+    record = state.tables.get(tool.entity, {}).get(args.get(transition.key))
+    refusal = transition.refuses(record) if isinstance(record, dict) else None
+    return None if refusal is None else error(CONFLICT, f"{tool.entity} {args[transition.key]!r} {refusal}")

@@ -1,4 +1,5 @@
-"""Caching world-model results so that replays, in this process or a later one, are identical."""
+"""Caching world-model simulations (result and state change) so that replays, in this process or a
+later one, are identical."""
 
 from __future__ import annotations
 
@@ -12,14 +13,15 @@ from compoworld_assets.engine.envelope import INTERNAL_ERROR
 from compoworld_assets.engine.runtime.state import ServiceState
 from compoworld_assets.engine.specs.model import ServiceSpec, ToolSpec
 from compoworld_assets.engine.world_model.base import WorldModel, world_model_key
+from compoworld_assets.engine.world_model.change import Simulation
 
 
 class WorldModelCache(Protocol):
     def get(self, key: str) -> dict[str, Any] | None:
-        """The stored envelope (a fresh copy) or None."""
+        """The stored simulation (result and state change, a fresh copy) or None."""
 
     def put(self, key: str, envelope: dict[str, Any]) -> None:
-        """Store ``envelope`` unless ``key`` is present already (the first answer wins)."""
+        """Store the simulation unless ``key`` is present already (the first answer wins)."""
 
 
 class InMemoryWorldModelCache:
@@ -80,14 +82,20 @@ class CachedWorldModel:
 
     def simulate(
         self, spec: ServiceSpec, tool: ToolSpec, args: dict[str, Any], state: ServiceState
-    ) -> dict[str, Any]:
+    ) -> Simulation:
         key = world_model_key(spec, tool, args, state, self.inner.model_id)
         cached = self.cache.get(key)
         if cached is not None:
-            self.hits += 1
-            return cached
+            try:
+                simulation = Simulation.model_validate(cached)
+            except ValueError:  # an entry of an older format: answered again
+                simulation = None
+            if simulation is not None:
+                self.hits += 1
+                return simulation
         self.misses += 1
-        result = self.inner.simulate(spec, tool, args, state)
+        simulation = self.inner.simulate(spec, tool, args, state)
+        result = simulation.result
         if result["success"] or result["error"]["code"] != INTERNAL_ERROR:
-            self.cache.put(key, result)
-        return result
+            self.cache.put(key, simulation.model_dump(mode="json"))
+        return simulation

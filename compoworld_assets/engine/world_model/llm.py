@@ -15,15 +15,21 @@ from compoworld_assets.engine.envelope import INTERNAL_ERROR, error, ok
 from compoworld_assets.engine.llm_requests import request_bounds
 from compoworld_assets.engine.runtime.state import ServiceState
 from compoworld_assets.engine.specs.model import ServiceSpec, ToolSpec
-from compoworld_assets.engine.world_model.base import missing_reference
+from compoworld_assets.engine.world_model.base import missing_reference, refused_transition
+from compoworld_assets.engine.world_model.change import InvalidChange, Simulation, StateChange, apply_change
 from compoworld_assets.engine.world_model.schema import schema_errors
 
 SYSTEM_PROMPT = (
     "You simulate one tool of a software service inside a training environment for tool-using agents. "
     "Given the tool's specification, the call's arguments and the service's current state, answer with "
-    "the data the real tool would return. The call does not change the state. Reuse ids, emails, names "
-    "and other values from the state and the arguments wherever they fit, and never contradict the "
-    'state. Answer with a single JSON object of the form {"data": <result>} and nothing else.'
+    "the data the real tool would return and the change the call makes to the state, as the real "
+    "service would: a call that books, sends, cancels, updates or deletes something changes records; "
+    "a call that only looks something up changes nothing. Reuse ids, emails, names and other values "
+    "from the state and the arguments wherever they fit, and never contradict the state. Records have "
+    "the fields of their entity (listed in the entity schemas) and nothing else. Answer with a single "
+    'JSON object of the form {"data": <result>, "changes": {"created": [{"entity": <name>, "record": '
+    '{...}}], "updated": [{"entity": <name>, "id": <id>, "fields": {...}}], "deleted": [{"entity": '
+    '<name>, "id": <id>}]}} and nothing else; leave out "changes" when nothing changes.'
 )
 _FENCE_RE = re.compile(r"^```(?:json)?\s*(?P<body>.*?)\s*```$", re.DOTALL)
 
@@ -67,7 +73,11 @@ def state_view(state: ServiceState, max_chars: int) -> str:
 
 
 def parse_answer(content: str, returns: dict[str, Any]) -> tuple[Any, str | None]:
-    """``(data, None)`` for a valid answer, else ``(None, problem)``."""
+    """``((data, change), None)`` for an answer whose data fits ``returns``, else ``(None, problem)``.
+
+    The change is checked here only for its shape; :func:`.change.apply_change` checks it against
+    the state.
+    """
     text = content.strip()
     fenced = _FENCE_RE.match(text)
     if fenced:
@@ -81,7 +91,11 @@ def parse_answer(content: str, returns: dict[str, Any]) -> tuple[Any, str | None
     problems = schema_errors(returns, answer["data"])
     if problems:
         return None, "data does not match the returns schema: " + "; ".join(problems)
-    return answer["data"], None
+    try:
+        change = StateChange.model_validate(answer.get("changes") or {})
+    except ValueError as exc:
+        return None, f'"changes" is malformed: {str(exc)[:300]}'
+    return (answer["data"], change), None
 
 
 class LLMWorldModel:
@@ -120,14 +134,14 @@ class LLMWorldModel:
 
     @property
     def model_id(self) -> str:
-        return f"llm/{self.model}/t={self.temperature:g}"
+        return f"llm/{self.model}/t={self.temperature:g}/p2"  # p2: answers carry state changes
 
     def simulate(
         self, spec: ServiceSpec, tool: ToolSpec, args: dict[str, Any], state: ServiceState
-    ) -> dict[str, Any]:
-        missing = missing_reference(spec, tool, args, state)
-        if missing is not None:
-            return missing
+    ) -> Simulation:
+        refused = missing_reference(spec, tool, args, state) or refused_transition(spec, tool, args, state)
+        if refused is not None:
+            return Simulation(result=refused)
         messages = self.messages(spec, tool, args, state)
         problem = "no attempt was made"
         for attempt in range(self.max_retries + 1):
@@ -140,24 +154,30 @@ class LLMWorldModel:
                 problem = f"{type(exc).__name__}: {exc}"
                 self._record(spec, tool, attempt, "error", problem, started)
                 continue
-            data, problem_or_none = parse_answer(content, tool.returns)
+            parsed, problem_or_none = parse_answer(content, tool.returns)
             if problem_or_none is None:
-                self._record(spec, tool, attempt, "ok", "", started)
-                return ok(data)
+                data, change = parsed
+                try:
+                    apply_change(spec, tool, state, change)
+                except InvalidChange as invalid:
+                    problem_or_none = f"the state change is invalid: {invalid}"
+                else:
+                    self._record(spec, tool, attempt, "ok", "", started)
+                    return Simulation(result=ok(data), change=change)
             problem = problem_or_none
             self._record(spec, tool, attempt, "invalid", problem, started)
             messages = messages + [
                 {"role": "assistant", "content": content},
                 {
                     "role": "user",
-                    "content": f'Invalid answer: {problem}. Answer again with only {{"data": ...}}.',
+                    "content": f'Invalid answer: {problem}. Answer again with only {{"data": ..., "changes": ...}}.',
                 },
             ]
-        return error(
+        return Simulation(result=error(
             INTERNAL_ERROR,
             f"world model {self.model} gave no valid result for {tool.name!r} after "
             f"{self.max_retries + 1} attempts: {problem}",
-        )
+        ))
 
     def messages(
         self, spec: ServiceSpec, tool: ToolSpec, args: dict[str, Any], state: ServiceState
@@ -168,6 +188,7 @@ class LLMWorldModel:
                 f"Tool: {tool.name}: {tool.description}",
                 f"Parameters schema: {canonical_json(tool.parameters)}",
                 f'Returns schema (the value of "data"): {canonical_json(tool.returns)}',
+                f"Entity schemas: {canonical_json({e.name: e.record_schema(spec.id) for e in spec.entities})}",
                 f"Arguments: {canonical_json(args)}",
                 f"Current state: {state_view(state, self.max_state_chars)}",
             ]

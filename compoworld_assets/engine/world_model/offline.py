@@ -1,4 +1,13 @@
-"""A deterministic simulator: type-valid results that reuse values from the arguments and state.
+"""A deterministic simulator: type-valid results that reuse values from the arguments and state,
+and the state change the tool's spec says the call makes.
+
+The change (:func:`spec_change`) follows the spec's semantics, as generated code would: a
+``create`` tool stores a record of its entity from the field-named arguments and ``sets``; an
+``update`` tool (a derived status transition included) writes them onto the record its key names,
+refusing what the transition refuses; a ``delete`` tool removes it. These are tools whose code
+failed verification or that are marked not implementable. An ``action`` tool, whose spec says
+nothing about its effect, changes nothing here (the LLM backend proposes changes for those).
+The result is filled from the state *after* the change, so it agrees with what a read then sees.
 
 The result is seeded from the world-model key, so the same call in the same state always
 gives the same answer. Where a returned field's shared type (or name) matches an argument,
@@ -13,12 +22,22 @@ from __future__ import annotations
 import random
 from typing import Any
 
-from compoworld_assets.engine.envelope import ok
+from compoworld_assets.engine.envelope import CONFLICT, NOT_FOUND, error, ok
 from compoworld_assets.engine.runtime.state import ServiceState
-from compoworld_assets.engine.specs.model import ServiceSpec, ToolSpec
+from compoworld_assets.engine.specs.model import Effect, ServiceSpec, ToolSpec
+from compoworld_assets.engine.synthesis.offline import field_default
 from compoworld_assets.engine.types import TYPE_KEY, entity_ref, value_matches_type
 from compoworld_assets.engine.values import merge_all_of, phrase, schema_value
-from compoworld_assets.engine.world_model.base import missing_reference, world_model_key
+from compoworld_assets.engine.world_model.base import missing_reference, refused_transition, world_model_key
+from compoworld_assets.engine.world_model.change import (
+    CreatedRecord,
+    DeletedRecord,
+    InvalidChange,
+    Simulation,
+    StateChange,
+    UpdatedRecord,
+    apply_change,
+)
 from compoworld_assets.engine.world_model.schema import is_valid
 
 MAX_DEPTH = 3
@@ -33,9 +52,10 @@ def _sort_key(value: Any) -> tuple[str, str]:
 class ValuePools:
     """The values a simulated result may reuse: arguments by name and type, state values by type."""
 
-    def __init__(self, spec: ServiceSpec, tool: ToolSpec, args: dict[str, Any], state: ServiceState) -> None:
+    def __init__(self, spec: ServiceSpec, tool: ToolSpec, args: dict[str, Any], state: ServiceState,
+                 made: dict[str, str] | None = None) -> None:
         self.args = args
-        self.args_by_type: dict[str, Any] = {}
+        self.args_by_type: dict[str, Any] = dict(made or {})
         for param, type_name in sorted(tool.input_types().items()):
             if param in args:
                 self.args_by_type.setdefault(type_name, args[param])
@@ -135,16 +155,64 @@ class _Filler:
 class OfflineWorldModel:
     """Deterministic, state-consistent simulation without any model calls."""
 
-    model_id = "offline/1"
+    model_id = "offline/2"
 
     def simulate(
         self, spec: ServiceSpec, tool: ToolSpec, args: dict[str, Any], state: ServiceState
-    ) -> dict[str, Any]:
-        missing = missing_reference(spec, tool, args, state)
-        if missing is not None:
-            return missing
+    ) -> Simulation:
+        refused = missing_reference(spec, tool, args, state) or refused_transition(spec, tool, args, state)
+        if refused is not None:
+            return Simulation(result=refused)
+        change = spec_change(spec, tool, args, state)
+        if not isinstance(change, StateChange):
+            return Simulation(result=change)
+        try:
+            after = apply_change(spec, tool, state, change)
+        except InvalidChange as problem:  # e.g. a required field the call does not give
+            return Simulation(result=error(CONFLICT, f"{tool.name}: {problem}"))
+        made = {entity_ref(spec.id, c.entity): after_id for c, after_id in _created_ids(change, state, after)}
         seed = int(world_model_key(spec, tool, args, state, self.model_id)[:16], 16)
-        data = _Filler(ValuePools(spec, tool, args, state), random.Random(seed)).fill(tool.returns, None, 0)
+        pools = ValuePools(spec, tool, args, after, made)
+        data = _Filler(pools, random.Random(seed)).fill(tool.returns, None, 0)
         if not is_valid(tool.returns, data):
             data = schema_value(tool.returns, random.Random(seed))
-        return ok(data)
+        return Simulation(result=ok(data), change=_with_ids(change, state, after))
+
+
+def spec_change(spec: ServiceSpec, tool: ToolSpec, args: dict[str, Any], state: ServiceState
+                ) -> StateChange | dict[str, Any]:
+    """The change the tool's effect says ``args`` make (``sets`` included), or the ``not_found`` refusing it."""
+    if tool.entity is None or tool.effect not in (Effect.CREATE, Effect.UPDATE, Effect.DELETE):
+        return StateChange()
+    entity = spec.entity(tool.entity)
+    given = {f.name: args[f.name] for f in entity.fields if f.name in args}
+    sets = {name: value for name, value in tool.sets.items() if entity.field(name) is not None}
+    if tool.effect == Effect.CREATE:
+        record = {f.name: field_default(f.required, f.json_type, f.enum) for f in entity.fields} | given | sets
+        return StateChange(created=[CreatedRecord(entity=entity.name, record=record)])
+    key = spec.key_parameter(tool)
+    record_id = args.get(key) if key else None
+    record = state.tables.get(entity.name, {}).get(record_id) if isinstance(record_id, str) else None
+    if record is None:
+        return error(NOT_FOUND, f"{entity.name} {record_id!r} not found")
+    if tool.effect == Effect.DELETE:
+        return StateChange(deleted=[DeletedRecord(entity=entity.name, id=record_id)])
+    fields = {name: value for name, value in (given | sets).items() if name != key}
+    return StateChange(updated=[UpdatedRecord(entity=entity.name, id=record_id, fields=fields)] if fields else [])
+
+
+def _created_ids(change: StateChange, before: ServiceState, after: ServiceState):
+    """(created record, the id it got) pairs."""
+    pairs = []
+    for created in change.created:
+        new = sorted(set(after.tables.get(created.entity, {})) - set(before.tables.get(created.entity, {})))
+        taken = {i for _, i in pairs}
+        pairs.append((created, next((i for i in new if i not in taken), "")))
+    return pairs
+
+
+def _with_ids(change: StateChange, before: ServiceState, after: ServiceState) -> StateChange:
+    """The change with the ids its created records got, so that applying it again gives the same state."""
+    created = [CreatedRecord(entity=c.entity, record={**c.record, "id": i}) for c, i in
+               _created_ids(change, before, after)]
+    return change.model_copy(update={"created": created})

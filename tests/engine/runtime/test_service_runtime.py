@@ -169,8 +169,12 @@ def test_world_model_only_service_needs_no_process():
         spec, module, {"create_note": "world_model", "get_note": "world_model"}, OfflineWorldModel()
     )
     assert rt.executor is None
-    assert rt.call("create_note", {"title": "Sim"})["success"]
-    assert rt.state() == ServiceState.empty(spec)
+    created = rt.call("create_note", {"title": "Sim"})
+    assert created["success"]
+    # the simulated create stores the record, so the simulated read sees it
+    [(note_id, note)] = rt.state().tables["Note"].items()
+    assert note["title"] == "Sim" and created["data"]["id"] == note_id
+    assert rt.call("get_note", {"note_id": note_id})["data"]["title"] == "Sim"
     with pytest.raises(ValueError, match="unknown tools"):
         ServiceRuntime(spec, module, {"nope": "code"}, OfflineWorldModel())
     with pytest.raises(ValueError, match="no world model"):

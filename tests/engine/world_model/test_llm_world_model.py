@@ -22,20 +22,20 @@ def model_with(responses: list, max_retries: int = 2) -> LLMWorldModel:
 
 def test_valid_answer_is_returned(spec, state):
     model = model_with([VALID])
-    result = model.simulate(spec, spec.tool("suggest_agent"), {"topic": "vpn"}, state)
+    result = model.simulate(spec, spec.tool("suggest_agent"), {"topic": "vpn"}, state).result
     assert result == {"success": True, "data": json.loads(VALID)["data"]}
     assert [(c.attempt, c.outcome) for c in model.calls] == [(0, "ok")]
 
 
 def test_fenced_json_is_accepted(spec, state):
     model = model_with([f"```json\n{VALID}\n```"])
-    assert model.simulate(spec, spec.tool("suggest_agent"), {"topic": "vpn"}, state)["success"]
+    assert model.simulate(spec, spec.tool("suggest_agent"), {"topic": "vpn"}, state).result["success"]
 
 
 def test_invalid_answer_is_retried_with_feedback(spec, state):
     wrong = json.dumps({"data": {"agent_id": "agent_0001", "confidence": 7}})
     model = model_with([wrong, VALID])
-    result = model.simulate(spec, spec.tool("suggest_agent"), {"topic": "vpn"}, state)
+    result = model.simulate(spec, spec.tool("suggest_agent"), {"topic": "vpn"}, state).result
     assert result["success"]
     assert [(c.attempt, c.outcome) for c in model.calls] == [(0, "invalid"), (1, "ok")]
     assert "agent_email" in model.calls[0].detail and "confidence" in model.calls[0].detail
@@ -43,7 +43,7 @@ def test_invalid_answer_is_retried_with_feedback(spec, state):
 
 def test_raised_exception_is_retried(spec, state):
     model = model_with([RuntimeError("provider unavailable"), VALID])
-    result = model.simulate(spec, spec.tool("suggest_agent"), {"topic": "vpn"}, state)
+    result = model.simulate(spec, spec.tool("suggest_agent"), {"topic": "vpn"}, state).result
     assert result["success"]
     assert [c.outcome for c in model.calls] == ["error", "ok"]
     assert "provider unavailable" in model.calls[0].detail
@@ -51,7 +51,7 @@ def test_raised_exception_is_retried(spec, state):
 
 def test_exhausted_retries_give_internal_error_not_an_exception(spec, state):
     model = model_with(["not json", json.dumps({"answer": 1}), RuntimeError("down")], max_retries=2)
-    result = model.simulate(spec, spec.tool("suggest_agent"), {"topic": "vpn"}, state)
+    result = model.simulate(spec, spec.tool("suggest_agent"), {"topic": "vpn"}, state).result
     assert result["success"] is False and result["error"]["code"] == "internal_error"
     assert "3 attempts" in result["error"]["message"]
     assert [c.outcome for c in model.calls] == ["invalid", "invalid", "error"]
@@ -68,6 +68,6 @@ def test_prompt_carries_spec_args_and_state(spec, state):
 
 def test_missing_reference_short_circuits_the_model(spec, state):
     model = model_with([VALID])
-    result = model.simulate(spec, spec.tool("summarize_ticket"), {"ticket_id": "tick_4242"}, state)
+    result = model.simulate(spec, spec.tool("summarize_ticket"), {"ticket_id": "tick_4242"}, state).result
     assert result["error"]["code"] == "not_found"
     assert model.calls == []

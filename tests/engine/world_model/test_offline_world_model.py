@@ -34,7 +34,7 @@ def test_results_are_valid_against_the_returns_schema(spec, state, empty):
     current = ServiceState.empty(spec) if empty else state
     for tool in spec.tools:
         args = ARGS[tool.name]
-        result = model.simulate(spec, tool, args, current)
+        result = model.simulate(spec, tool, args, current).result
         if empty and tool.name == "summarize_ticket":
             assert result["error"]["code"] == "not_found"
             continue
@@ -44,10 +44,10 @@ def test_results_are_valid_against_the_returns_schema(spec, state, empty):
 
 def test_results_reuse_argument_and_state_values(spec, state):
     model = OfflineWorldModel()
-    summary = model.simulate(spec, spec.tool("summarize_ticket"), {"ticket_id": "tick_0001"}, state)["data"]
+    summary = model.simulate(spec, spec.tool("summarize_ticket"), {"ticket_id": "tick_0001"}, state).result["data"]
     assert summary["ticket_id"] == "tick_0001"
     assert summary["requester_email"] == "ada.berg@globex.example.com"
-    agent = model.simulate(spec, spec.tool("suggest_agent"), {"topic": "vpn"}, state)["data"]
+    agent = model.simulate(spec, spec.tool("suggest_agent"), {"topic": "vpn"}, state).result["data"]
     assert agent["agent_id"] == "agent_0001"
     assert agent["agent_email"] in {
         "ada.berg@globex.example.com",
@@ -56,12 +56,12 @@ def test_results_reuse_argument_and_state_values(spec, state):
     }
     reply = model.simulate(
         spec, spec.tool("send_reply"), {"to": "zoe.xu@acme.example.com", "body": "Hi"}, state
-    )["data"]
+    ).result["data"]
     assert reply["to"] == "zoe.xu@acme.example.com"
 
 
 def test_record_lists_are_existing_records(spec, state):
-    queue = OfflineWorldModel().simulate(spec, spec.tool("triage_queue"), {}, state)["data"]
+    queue = OfflineWorldModel().simulate(spec, spec.tool("triage_queue"), {}, state).result["data"]
     assert sorted(r["id"] for r in queue) == ["tick_0001", "tick_0002"]
     for record in queue:
         assert record == state.tables["Ticket"][record["id"]]
@@ -71,7 +71,7 @@ def test_unknown_own_reference_is_not_found_and_state_is_untouched(spec, state):
     before = state.content_hash()
     result = OfflineWorldModel().simulate(
         spec, spec.tool("summarize_ticket"), {"ticket_id": "tick_9999"}, state
-    )
+    ).result
     assert result == {
         "success": False,
         "error": {"code": "not_found", "message": "Ticket 'tick_9999' not found"},

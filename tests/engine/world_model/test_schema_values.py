@@ -77,7 +77,7 @@ def test_offline_world_model_fills_all_of_from_state_and_satisfies_patterns():
                        source=SourceRef(kind="openapi", location="v.json"), entities=[vault], tools=[tool])
     state = ServiceState(service_id="vaults", counters={"Vault": 1},
                          tables={"Vault": {"vault_0001": {"id": "vault_0001", "name": "Ops"}}})
-    result = OfflineWorldModel().simulate(spec, tool, {}, state)
+    result = OfflineWorldModel().simulate(spec, tool, {}, state).result
     assert result["success"] and schema_errors(returns, result["data"]) == []
     assert result["data"]["vault_id"] == "vault_0001"
-    assert OfflineWorldModel().simulate(spec, tool, {}, state) == result
+    assert OfflineWorldModel().simulate(spec, tool, {}, state).result == result

@@ -10,6 +10,7 @@ from compoworld_assets.engine.world_model import (
     InMemoryWorldModelCache,
     LLMWorldModel,
     OfflineWorldModel,
+    Simulation,
     SqliteWorldModelCache,
     world_model_key,
 )
@@ -26,7 +27,7 @@ class CountingModel:
 
     def simulate(self, spec, tool, args, state):
         self.count += 1
-        return self.answer or {"success": True, "data": self.count}
+        return Simulation(result=self.answer or {"success": True, "data": self.count})
 
 
 def test_key_depends_on_every_input(spec, state):
@@ -50,9 +51,9 @@ def test_memory_cache_hits_and_misses(spec, state):
     model = CachedWorldModel(inner, InMemoryWorldModelCache())
     tool = spec.tool("suggest_agent")
     first = model.simulate(spec, tool, {"topic": "vpn"}, state)
-    first["data"] = "mutated by the caller"
-    assert model.simulate(spec, tool, {"topic": "vpn"}, state) == {"success": True, "data": 1}
-    assert model.simulate(spec, tool, {"topic": "dns"}, state) == {"success": True, "data": 2}
+    first.result["data"] = "mutated by the caller"
+    assert model.simulate(spec, tool, {"topic": "vpn"}, state).result == {"success": True, "data": 1}
+    assert model.simulate(spec, tool, {"topic": "dns"}, state).result == {"success": True, "data": 2}
     assert (model.hits, model.misses, inner.count) == (1, 2, 2)
 
 
@@ -93,8 +94,8 @@ from compoworld_assets.engine.world_model import CachedWorldModel, LLMWorldModel
 spec = helpdesk_spec()
 llm = LLMWorldModel("openai/gpt-4o-mini", completion_kwargs={{"mock_response": "not json"}})
 model = CachedWorldModel(llm, SqliteWorldModelCache({str(path)!r}))
-print(json.dumps([model.simulate(spec, spec.tool("suggest_agent"), {{"topic": "vpn"}}, helpdesk_state()),
-                  model.hits]))
+print(json.dumps([model.simulate(spec, spec.tool("suggest_agent"), {{"topic": "vpn"}}, helpdesk_state())
+                  .model_dump(mode="json"), model.hits]))
 """
     out = subprocess.run(
         [sys.executable, "-c", script],
@@ -103,7 +104,7 @@ print(json.dumps([model.simulate(spec, spec.tool("suggest_agent"), {{"topic": "v
         check=True,
         cwd=str(__import__("pathlib").Path(__file__).parents[3]),
     )
-    assert json.loads(out.stdout) == [first, 1]
+    assert json.loads(out.stdout) == [first.model_dump(mode="json"), 1]
 
 
 def test_offline_model_through_the_cache_is_stable(spec, state, tmp_path):
@@ -113,5 +114,5 @@ def test_offline_model_through_the_cache_is_stable(spec, state, tmp_path):
     assert model.simulate(spec, tool, {"ticket_id": "tick_0002"}, state) == OfflineWorldModel().simulate(
         spec, tool, {"ticket_id": "tick_0002"}, state
     )
-    assert model.simulate(spec, tool, {"ticket_id": "tick_0002"}, state)["data"]["ticket_id"] == "tick_0002"
+    assert model.simulate(spec, tool, {"ticket_id": "tick_0002"}, state).result["data"]["ticket_id"] == "tick_0002"
     assert model.hits == 1
