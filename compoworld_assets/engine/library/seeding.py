@@ -11,6 +11,7 @@ same world) can name an id that exists without looking at the other service's st
 
 from __future__ import annotations
 
+import copy
 import random
 from collections.abc import Iterable
 from dataclasses import dataclass
@@ -65,7 +66,8 @@ INTEGER_RANGES = {"quantity": (1, 20), "seats": (5, 200), "capacity": (2, 30), "
 def seed_service_state(spec: ServiceSpec, population: Population, seed: int,
                        rows_per_entity: int = DEFAULT_ROWS,
                        peers: Iterable[ServiceSpec] = ()) -> ServiceState:
-    """Fill every entity table of ``spec`` with ``rows_per_entity`` valid, connected rows.
+    """Fill every entity table of ``spec`` with ``rows_per_entity`` valid, connected rows; an entity
+    the spec brings seed records for (``ServiceSpec.seed_records``) holds exactly those.
 
     ``peers`` are the other services of the world; references into them (or into the
     built-in library) use their id prefixes.
@@ -74,7 +76,12 @@ def seed_service_state(spec: ServiceSpec, population: Population, seed: int,
         raise ValueError("rows_per_entity must be >= 0")
     catalog = _entity_catalog((spec, *peers))
     state = ServiceState.empty(spec)
+    given = spec.seed_records or {}
     for entity in spec.entities:
+        if entity.name in given:  # the spec's own data (seed_data.py), as it is
+            state.tables[entity.name] = copy.deepcopy(given[entity.name])
+            state.counters[entity.name] = len(given[entity.name])
+            continue
         rng = random.Random(f"{seed}:{spec.id}:{entity.name}")
         row_maker = _RowMaker(spec, entity, population, rows_per_entity, catalog)
         table = state.tables[entity.name]
@@ -85,7 +92,7 @@ def seed_service_state(spec: ServiceSpec, population: Population, seed: int,
                 record.update(ready[index - 1:index])
             table[record["id"]] = record
         state.counters[entity.name] = rows_per_entity
-    _follow_parents(state, spec, seed)
+    _follow_parents(state, spec, seed, keep=set(given))
     return state
 
 
@@ -304,10 +311,13 @@ def _set_currency(record: dict[str, Any], entity: EntitySpec, currency: str) -> 
             record[spec_field.name] = currency
 
 
-def _follow_parents(state: ServiceState, spec: ServiceSpec, seed: int) -> None:
+def _follow_parents(state: ServiceState, spec: ServiceSpec, seed: int, keep: set[str]) -> None:
     """A record belonging to another record of the same service (a refund's payment, an expense's
-    report) takes its currency, and an amount both have stays within the parent's."""
+    report) takes its currency, and an amount both have stays within the parent's (records of the
+    ``keep`` entities, the spec's own data, are left as they are)."""
     for entity in spec.entities:
+        if entity.name in keep:
+            continue
         rng = random.Random(f"{seed}:{spec.id}:{entity.name}:parents")
         parents = [(f.name, parse_entity_ref(f.type or "")[1]) for f in entity.fields
                    if is_entity_ref(f.type) and parse_entity_ref(f.type or "")[0] == spec.id

@@ -270,6 +270,16 @@ class ServiceSpec(BaseModel):
     source: SourceRef
     entities: list[EntitySpec] = Field(default_factory=list)
     tools: list[ToolSpec]
+    seed_records: dict[str, dict[str, dict[str, Any]]] | None = Field(
+        default=None, description="Entity → id → record: the seed world from the spec's data file, if any.")
+
+    @model_serializer(mode="wrap")
+    def _without_absent_seed_records(self, handler: SerializerFunctionWrapHandler) -> dict[str, Any]:
+        """Leave ``seed_records`` out when unset, so specs without data dump (and hash) as before."""
+        data = handler(self)
+        if self.seed_records is None:
+            data.pop("seed_records", None)
+        return data
 
     @model_validator(mode="after")
     def _check(self) -> ServiceSpec:
@@ -284,6 +294,9 @@ class ServiceSpec(BaseModel):
         entity_names = {e.name for e in self.entities}
         if len(entity_names) != len(self.entities):
             raise ValueError(f"service {self.id!r} has duplicate entity names")
+        unknown = sorted(set(self.seed_records or {}) - entity_names)
+        if unknown:
+            raise ValueError(f"service {self.id!r} has seed records of unknown entities {unknown}")
         for tool in self.tools:
             if tool.entity is not None and tool.entity not in entity_names:
                 raise ValueError(f"tool {tool.name!r} names unknown entity {tool.entity!r}")

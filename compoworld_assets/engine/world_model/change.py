@@ -15,9 +15,9 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from compoworld_assets.engine.runtime.state import ServiceState, record_model
+from compoworld_assets.engine.runtime.records import record_problem
+from compoworld_assets.engine.runtime.state import ServiceState
 from compoworld_assets.engine.specs.model import Effect, ServiceSpec, ToolSpec
-from compoworld_assets.engine.types import is_entity_ref, parse_entity_ref, value_matches_type
 
 READ_EFFECTS = frozenset({Effect.READ, Effect.LIST, Effect.SEARCH})
 
@@ -134,21 +134,6 @@ def _next_id(state: ServiceState, entity: str, prefix: str) -> str:
 
 
 def _check_record(spec: ServiceSpec, state: ServiceState, entity_name: str, record: dict[str, Any]) -> None:
-    entity = spec.entity(entity_name)
-    try:
-        record_model(spec.id, entity.model_dump_json()).model_validate(record)
-    except ValueError as exc:
-        raise InvalidChange(f"{entity_name} {record['id']!r} does not fit the entity: {str(exc)[:300]}") from None
-    for f in entity.fields:
-        value = record.get(f.name)
-        if value is None:
-            continue
-        if f.enum is not None and value not in f.enum:
-            raise InvalidChange(f"{entity_name} {record['id']!r}: {f.name} must be one of {f.enum!r}, not {value!r}")
-        if f.type is not None and not is_entity_ref(f.type) and not value_matches_type(f.type, value):
-            raise InvalidChange(f"{entity_name} {record['id']!r}: {f.name} {value!r} is not a valid {f.type}")
-        if not is_entity_ref(f.type):
-            continue
-        service, target = parse_entity_ref(f.type or "")
-        if service == spec.id and target in state.tables and value not in state.tables[target]:
-            raise InvalidChange(f"{entity_name} {record['id']!r}: {f.name} names {target} {value!r}, which does not exist")
+    problem = record_problem(spec, entity_name, record, state.tables)
+    if problem is not None:
+        raise InvalidChange(problem)

@@ -27,6 +27,7 @@ from compoworld_assets.engine.specs.importers.guard import guarded
 from compoworld_assets.engine.specs.importers.mcp import import_mcp_tools, is_mcp_document
 from compoworld_assets.engine.specs.importers.openai_functions import import_openai_functions
 from compoworld_assets.engine.specs.importers.openapi import import_openapi
+from compoworld_assets.engine.specs.importers.seed_data import attach_seed_data, companion_data, is_data_path
 from compoworld_assets.engine.specs.limits import DEFAULT_LIMITS, ImportLimits
 from compoworld_assets.engine.specs.model import ImportResult, QuarantinedSpec
 
@@ -173,7 +174,23 @@ def import_spec_file(
     result = import_document(data, location=location, kind=kind, service_id=service_id, domain=domain,
                              limits=limits)
     result.quarantined[:0] = bad_lines
+    data_path = companion_data(path)
+    if data_path is not None:
+        _attach(result, data_path)
     return result
+
+
+def _attach(result: ImportResult, data_path: Path) -> None:
+    """Give the file's one service the seed world in ``data_path`` (:mod:`.seed_data`)."""
+    location = location_of(data_path)
+    if len(result.specs) != 1:
+        result.quarantined.append(QuarantinedSpec.from_error(
+            "seed_data", location, f"seed data needs a spec file with one service, this one has {len(result.specs)}",
+            ""))
+        return
+    spec, rejected = attach_seed_data(result.specs[0], data_path, location)
+    result.specs[0] = spec
+    result.quarantined.extend(rejected)
 
 
 def import_spec_dir(path: str | Path, kind: SpecKind = "auto") -> ImportResult:
@@ -183,7 +200,8 @@ def import_spec_dir(path: str | Path, kind: SpecKind = "auto") -> ImportResult:
     if not root.is_dir():
         result.quarantined.append(QuarantinedSpec.from_error(kind, location_of(root), "not a directory", ""))
         return result
-    for file in sorted(p for p in root.rglob("*") if p.is_file() and p.suffix.lower() in SPEC_SUFFIXES):
+    for file in sorted(p for p in root.rglob("*")
+                       if p.is_file() and p.suffix.lower() in SPEC_SUFFIXES and not is_data_path(p.relative_to(root))):
         result.extend(import_spec_file(file, kind))
     return dedupe_service_ids(result)
 
