@@ -374,7 +374,7 @@ def _create_body(spec: ServiceSpec, tool: ToolSpec, entity: EntitySpec) -> list[
     params = set(_field_parameters(spec, tool, entity))
     lines = _reference_lines(spec, tool, entity) + ["record = {"]
     for f in entity.fields:
-        default = field_default(f.required, f.json_type, f.enum)
+        default = _field_default(f.required, f.json_type, f.enum)
         if f.name in tool.sets:
             lines.append(f"    {f.name!r}: {_inline_literal(tool.sets[f.name])},")
         elif f.name in params:
@@ -391,7 +391,7 @@ def _create_body(spec: ServiceSpec, tool: ToolSpec, entity: EntitySpec) -> list[
     return lines
 
 
-def field_default(required: bool, json_type: str, enum: list[Any] | None) -> Any:
+def _field_default(required: bool, json_type: str, enum: list[Any] | None) -> Any:
     """What a create stores for a field it was not given: None when optional, else a typed blank."""
     if not required:
         return None

@@ -24,9 +24,14 @@ from typing import Any
 
 from compoworld_assets.engine.envelope import CONFLICT, NOT_FOUND, error, ok
 from compoworld_assets.engine.runtime.state import ServiceState
-from compoworld_assets.engine.specs.model import Effect, ServiceSpec, ToolSpec
-from compoworld_assets.engine.synthesis.offline import field_default
-from compoworld_assets.engine.types import TYPE_KEY, entity_ref, value_matches_type
+from compoworld_assets.engine.specs.model import Effect, FieldSpec, ServiceSpec, ToolSpec
+from compoworld_assets.engine.types import (
+    TYPE_KEY,
+    entity_ref,
+    is_entity_ref,
+    parse_entity_ref,
+    value_matches_type,
+)
 from compoworld_assets.engine.values import merge_all_of, phrase, schema_value
 from compoworld_assets.engine.world_model.base import missing_reference, refused_transition, world_model_key
 from compoworld_assets.engine.world_model.change import (
@@ -163,7 +168,8 @@ class OfflineWorldModel:
         refused = missing_reference(spec, tool, args, state) or refused_transition(spec, tool, args, state)
         if refused is not None:
             return Simulation(result=refused)
-        change = spec_change(spec, tool, args, state)
+        seed = int(world_model_key(spec, tool, args, state, self.model_id)[:16], 16)
+        change = spec_change(spec, tool, args, state, random.Random(seed))
         if not isinstance(change, StateChange):
             return Simulation(result=change)
         try:
@@ -171,7 +177,6 @@ class OfflineWorldModel:
         except InvalidChange as problem:  # e.g. a required field the call does not give
             return Simulation(result=error(CONFLICT, f"{tool.name}: {problem}"))
         made = {entity_ref(spec.id, c.entity): after_id for c, after_id in _created_ids(change, state, after)}
-        seed = int(world_model_key(spec, tool, args, state, self.model_id)[:16], 16)
         pools = ValuePools(spec, tool, args, after, made)
         data = _Filler(pools, random.Random(seed)).fill(tool.returns, None, 0)
         if not is_valid(tool.returns, data):
@@ -179,16 +184,21 @@ class OfflineWorldModel:
         return Simulation(result=ok(data), change=_with_ids(change, state, after))
 
 
-def spec_change(spec: ServiceSpec, tool: ToolSpec, args: dict[str, Any], state: ServiceState
-                ) -> StateChange | dict[str, Any]:
-    """The change the tool's effect says ``args`` make (``sets`` included), or the ``not_found`` refusing it."""
+def spec_change(spec: ServiceSpec, tool: ToolSpec, args: dict[str, Any], state: ServiceState,
+                rng: random.Random) -> StateChange | dict[str, Any]:
+    """The change the tool's effect says ``args`` make (``sets`` included), or the ``not_found`` refusing it.
+
+    A created record's required fields the call does not give get type-valid values drawn with ``rng``
+    (an email field an email, an enum field one of its values).
+    """
     if tool.entity is None or tool.effect not in (Effect.CREATE, Effect.UPDATE, Effect.DELETE):
         return StateChange()
     entity = spec.entity(tool.entity)
     given = {f.name: args[f.name] for f in entity.fields if f.name in args}
     sets = {name: value for name, value in tool.sets.items() if entity.field(name) is not None}
     if tool.effect == Effect.CREATE:
-        record = {f.name: field_default(f.required, f.json_type, f.enum) for f in entity.fields} | given | sets
+        record = {f.name: _drawn(spec, f, state, rng) if f.required else None for f in entity.fields}
+        record |= given | sets
         return StateChange(created=[CreatedRecord(entity=entity.name, record=record)])
     key = spec.key_parameter(tool)
     record_id = args.get(key) if key else None
@@ -199,6 +209,16 @@ def spec_change(spec: ServiceSpec, tool: ToolSpec, args: dict[str, Any], state: 
         return StateChange(deleted=[DeletedRecord(entity=entity.name, id=record_id)])
     fields = {name: value for name, value in (given | sets).items() if name != key}
     return StateChange(updated=[UpdatedRecord(entity=entity.name, id=record_id, fields=fields)] if fields else [])
+
+
+def _drawn(spec: ServiceSpec, field: FieldSpec, state: ServiceState, rng: random.Random) -> Any:
+    """A value for a required field a create does not give: an existing record for a reference."""
+    if is_entity_ref(field.type):
+        service, target = parse_entity_ref(field.type or "")
+        ids = sorted(state.tables.get(target, {})) if service == spec.id else []
+        if ids:
+            return rng.choice(ids)
+    return schema_value(field.json_schema(), rng)
 
 
 def _created_ids(change: StateChange, before: ServiceState, after: ServiceState):
