@@ -72,6 +72,13 @@ def all_asset_checks() -> list:
     return dg.load_asset_checks_from_modules(CHECK_MODULES)
 
 
+# Runs launched from the UI, schedules and sensors run each step in its own process. Forked from a
+# server that has imported this module once, a step starts in about a second instead of the ~15 s an
+# import of Dagster, dbt and the definitions costs (the CLI materializes in process).
+EXECUTOR = dg.multiprocess_executor.configured(
+    {"start_method": {"forkserver": {"preload_modules": [__name__]}}}, name="forkserver_multiprocess")
+
+
 @dg.definitions
 def defs() -> dg.Definitions:
     return dg.Definitions(
@@ -82,4 +89,5 @@ def defs() -> dg.Definitions:
         sensors=[spec_drop_folder.spec_drop_folder_sensor, run_failure_recorder, dead_run_reaper, automation_sensor,
                  evaluation_sensors.sft_checkpoint_sensor, evaluation_sensors.rl_checkpoint_sensor],
         resources=build_resources(),
+        executor=EXECUTOR,
     )
