@@ -3,8 +3,8 @@
     python -m compoworld_assets.serving.openai_server --model DIR --port 8011 [--name base] [--sequential]
 
 ``POST /v1/chat/completions`` takes ``messages``, ``tools``, ``temperature``, ``top_p``,
-``max_tokens``, ``seed`` and ``stop``; the prompt is rendered with the training chat template (tools
-as signature lines, earlier tool calls as ``<tool_call>`` JSON; ``--chat-template checkpoint`` uses
+``max_tokens``, ``seed`` and ``stop``; the prompt is rendered with the training chat template (each tool
+with its description and every parameter, earlier tool calls as ``<tool_call>`` JSON; ``--chat-template checkpoint`` uses
 the checkpoint's own), so a model fine-tuned by ``training/`` sees what it was trained on.
 Temperature 0 decodes greedily; otherwise sampling draws from a generator seeded with ``seed``
 (0 when none is given), so every answer is reproducible. When the request has tools,
