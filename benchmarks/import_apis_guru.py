@@ -129,6 +129,12 @@ def build_sample(api: Path, count: int, seed: int, walks: int, time_limit_s: flo
     specs = [b.spec for b in builds.values()]
     graph = build_dependency_graph(specs, {sid: b.implementation for sid, b in built.items()})
     with_edges = {data["service_id"] for node, data in graph.nodes(data=True) if graph.degree(node) > 0}
+    # Walks go through code tools only (their effects are deterministic and checkable).
+    code = {node for node, data in graph.nodes(data=True) if data["code"]}
+    walkable = {graph.nodes[a]["service_id"] for a, b, data in graph.edges(data=True)
+                if data["cross_service"] and a in code and b in code} | {
+        graph.nodes[b]["service_id"] for a, b, data in graph.edges(data=True)
+        if data["cross_service"] and a in code and b in code}
     config = GenerationConfig()
     plans = sample_plans(graph, specs, seed, walks, config.walk)
     own_plans = {p.plan_hash() for p in plans if set(p.services) & own}
@@ -154,6 +160,7 @@ def build_sample(api: Path, count: int, seed: int, walks: int, time_limit_s: flo
     print(f"graph:                      {graph.number_of_nodes()} tools, {graph.number_of_edges()} edges")
     built_own = own & set(builds)
     print(f"imported services w/ edges: {share(len(with_edges & built_own), len(built_own))}")
+    print(f"  with a code-to-code edge across services: {share(len(walkable & built_own), len(built_own))}")
     print(f"tasks / walks:              {len(tasks)} / {walks} ({len(quarantined)} quarantined)")
     print(f"plans touching imported:    {share(len(own_plans), len(plans))}")
     for reason, n in lost.most_common(5):

@@ -76,7 +76,8 @@ def all_asset_checks() -> list:
 # server that has imported this module once, a step starts in about a second instead of the ~15 s an
 # import of Dagster, dbt and the definitions costs (the CLI materializes in process).
 EXECUTOR = dg.multiprocess_executor.configured(
-    {"start_method": {"forkserver": {"preload_modules": [__name__]}}}, name="forkserver_multiprocess")
+    {"start_method": {"forkserver": {"preload_modules": ["compoworld_assets.definitions"]}}},
+    name="forkserver_multiprocess")
 
 
 @dg.definitions
