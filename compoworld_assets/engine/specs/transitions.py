@@ -174,8 +174,8 @@ def derive_transitions(spec: ServiceSpec) -> ServiceSpec:
 
     Declared transitions (``ToolSpec.transition`` set by the importer from ``x-cw-transition``)
     are applied as given. Tools that are not actions, not implementable, or whose evidence is
-    not enough are unchanged. The result is validated as a whole; a transition that would make
-    the spec invalid is dropped (the tool stays an action).
+    not enough are unchanged. The result is validated as a whole; if it is invalid, the spec is
+    returned as it came (every tool keeps its imported effect), not tool by tool.
     """
     draft = _Draft(spec.id, {e.name: e.model_copy(deep=True) for e in spec.entities})
     tools: list[ToolSpec] = []
@@ -186,6 +186,8 @@ def derive_transitions(spec: ServiceSpec) -> ServiceSpec:
         elif tool.implementable and tool.effect in (None, Effect.ACTION):
             transition = _derive(tool, draft)
         tools.append(_apply(tool, transition, draft) if transition is not None else tool)
+    if all(new is old for new, old in zip(tools, spec.tools, strict=True)):
+        return spec  # no tool changed, so neither did an entity: nothing to validate again
     try:
         return ServiceSpec.model_validate(
             {**spec.model_dump(), "entities": [e.model_dump() for e in draft.entities.values()],

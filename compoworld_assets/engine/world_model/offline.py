@@ -176,12 +176,13 @@ class OfflineWorldModel:
             after = apply_change(spec, tool, state, change)
         except InvalidChange as problem:  # e.g. a required field the call does not give
             return Simulation(result=error(CONFLICT, f"{tool.name}: {problem}"))
-        made = {entity_ref(spec.id, c.entity): after_id for c, after_id in _created_ids(change, state, after)}
+        created = _created_ids(change, state, after)
+        made = {entity_ref(spec.id, c.entity): after_id for c, after_id in created}
         pools = ValuePools(spec, tool, args, after, made)
         data = _Filler(pools, random.Random(seed)).fill(tool.returns, None, 0)
         if not is_valid(tool.returns, data):
             data = schema_value(tool.returns, random.Random(seed))
-        return Simulation(result=ok(data), change=_with_ids(change, state, after))
+        return Simulation(result=ok(data), change=_with_ids(change, created))
 
 
 def spec_change(spec: ServiceSpec, tool: ToolSpec, args: dict[str, Any], state: ServiceState,
@@ -221,7 +222,7 @@ def _drawn(spec: ServiceSpec, field: FieldSpec, state: ServiceState, rng: random
     return schema_value(field.json_schema(), rng)
 
 
-def _created_ids(change: StateChange, before: ServiceState, after: ServiceState):
+def _created_ids(change: StateChange, before: ServiceState, after: ServiceState) -> list[tuple[CreatedRecord, str]]:
     """(created record, the id it got) pairs."""
     pairs = []
     for created in change.created:
@@ -231,8 +232,7 @@ def _created_ids(change: StateChange, before: ServiceState, after: ServiceState)
     return pairs
 
 
-def _with_ids(change: StateChange, before: ServiceState, after: ServiceState) -> StateChange:
+def _with_ids(change: StateChange, created: list[tuple[CreatedRecord, str]]) -> StateChange:
     """The change with the ids its created records got, so that applying it again gives the same state."""
-    created = [CreatedRecord(entity=c.entity, record={**c.record, "id": i}) for c, i in
-               _created_ids(change, before, after)]
+    created = [CreatedRecord(entity=c.entity, record={**c.record, "id": i}) for c, i in created]
     return change.model_copy(update={"created": created})
