@@ -87,7 +87,7 @@ def build_sample(api: Path, count: int, seed: int, walks: int, time_limit_s: flo
     from compoworld_assets.engine.specs.model import ImportResult
     from compoworld_assets.engine.synthesis.offline import OfflineSynthesizer
     from compoworld_assets.engine.tables import tool_verdict
-    from compoworld_assets.engine.tasks.graph import build_dependency_graph
+    from compoworld_assets.engine.tasks.graph import built_services_graph
     from compoworld_assets.engine.tasks.pipeline import GenerationConfig, generate_tasks
     from compoworld_assets.engine.tasks.sampling import sample_plans
     from compoworld_assets.engine.world_model.offline import OfflineWorldModel
@@ -127,10 +127,13 @@ def build_sample(api: Path, count: int, seed: int, walks: int, time_limit_s: flo
 
     built = {sid: b.built() for sid, b in builds.items()}
     specs = [b.spec for b in builds.values()]
-    graph = build_dependency_graph(specs, {sid: b.implementation for sid, b in built.items()})
+    graph = built_services_graph(built)
     with_edges = {data["service_id"] for node, data in graph.nodes(data=True) if graph.degree(node) > 0}
-    # Walks go through code tools only (their effects are deterministic and checkable).
-    code = {node for node, data in graph.nodes(data=True) if data["code"]}
+    # Connectable: shares a type with another service (has a cross-service edge in the graph).
+    connectable = {graph.nodes[n]["service_id"] for a, b, data in graph.edges(data=True) if data["cross_service"]
+                   for n in (a, b)}
+    # Walks go through code and through world-model tools whose effect the spec determines.
+    code = {node for node, data in graph.nodes(data=True) if data["walkable"]}
     walkable = {graph.nodes[a]["service_id"] for a, b, data in graph.edges(data=True)
                 if data["cross_service"] and a in code and b in code} | {
         graph.nodes[b]["service_id"] for a, b, data in graph.edges(data=True)
@@ -160,13 +163,16 @@ def build_sample(api: Path, count: int, seed: int, walks: int, time_limit_s: flo
     print(f"graph:                      {graph.number_of_nodes()} tools, {graph.number_of_edges()} edges")
     built_own = own & set(builds)
     print(f"imported services w/ edges: {share(len(with_edges & built_own), len(built_own))}")
-    print(f"  with a code-to-code edge across services: {share(len(walkable & built_own), len(built_own))}")
+    print(f"  with a walkable edge across services: {share(len(walkable & built_own), len(built_own))}")
     print(f"tasks / walks:              {len(tasks)} / {walks} ({len(quarantined)} quarantined)")
     print(f"plans touching imported:    {share(len(own_plans), len(plans))}")
     for reason, n in lost.most_common(5):
         print(f"  lost {n:>4}  {reason}")
     print(f"tasks touching imported:    {share(sum(1 for t in tasks if set(t.services) & own), len(tasks))}")
-    print(f"connectable in >=1 task:    {share(len(set(touched) & with_edges), len(with_edges & built_own))}")
+    print(f"imported connectable:       {share(len(connectable & built_own), len(built_own))}")
+    print(f"connectable in >=1 task:    {share(len(set(touched) & connectable), len(connectable & built_own))}")
+    for sid in sorted(connectable & built_own):
+        print(f"  {sid:<48} {built[sid].spec.tools.__len__():>4} tools  {touched[sid]:>3} tasks")
     print(f"wall time:                  {wall:.0f} s (import {import_s:.0f} s, build {build_s:.0f} s)")
 
 

@@ -1,10 +1,13 @@
 """Command line: run the main job, materialize chosen assets, export datasets, print what is stored.
 
-``compoworld run`` materializes specs → services (all partitions, one run) → catalog and graph →
-one task round → datasets and dbt marts on a local DuckDB file, recording runs in
-``$DAGSTER_HOME`` so ``dagster dev`` shows them. ``compoworld materialize`` runs any assets (one
-partition, or every ``service`` partition), ``compoworld export`` copies the SFT samples, RL tasks
-and every kept trajectory out of the DuckDB file as JSON lines.
+``compoworld run`` runs the location's jobs in order on a local DuckDB file: ``import_specs_job`` →
+``build_services_job`` (all partitions, one run) → ``catalog_and_graph_job`` → ``task_round_job``
+(one round) → ``datasets_job``, recording runs in ``$DAGSTER_HOME`` so ``dagster dev`` lists them
+under those jobs and can re-execute them (:mod:`compoworld_assets.launch`). ``compoworld
+materialize`` runs any assets through the location's asset job, as the UI's Materialize button
+does (one partition, or every ``service`` partition); ``compoworld export`` copies the SFT samples,
+RL tasks and every kept trajectory out of the DuckDB file as JSON lines. Runs are tagged with the
+command, its seed and a hash of its run config.
 
 Runs survive being killed: every run is tagged with this process (host, pid, start time); on start
 the CLI marks failed the runs whose process is gone and frees the pool slots they held
@@ -38,11 +41,11 @@ def _prepare_environment(data_dir: str) -> None:
         shutil.copy(REPO_ROOT / "dagster.yaml", home / "dagster.yaml")
 
 
-def _materializer(data_dir: str, log_level: str) -> tuple[object, Callable[..., None]]:
-    """The instance in ``$DAGSTER_HOME`` and ``materialize(selection, **kwargs)`` over every asset and check."""
+def _launcher(log_level: str, command_tags: dict[str, str]) -> tuple[object, Callable[..., None]]:
+    """The instance in ``$DAGSTER_HOME`` and ``launch(job_name, **kwargs)`` (:func:`compoworld_assets.launch.launch`)."""
     import dagster as dg
 
-    from compoworld_assets.definitions import all_asset_checks, all_assets, build_resources
+    from compoworld_assets import launch as launching
     from compoworld_assets.interrupts import interruptible_run
     from sensors.stale_runs import launcher_tags, reap_dead_runs
 
@@ -50,24 +53,19 @@ def _materializer(data_dir: str, log_level: str) -> tuple[object, Callable[..., 
     for reaped in reap_dead_runs(instance):
         print(f"  run {reaped.run_id}: its process (pid {reaped.pid}) is gone; "
               f"{'marked failed, ' if reaped.marked_failed else ''}pool slots freed", file=sys.stderr)
-    everything = [*all_assets(), *all_asset_checks()]
-    resources = build_resources(data_dir)
 
-    def materialize(selection: list[str] | dg.AssetSelection, **kwargs) -> None:
-        if isinstance(selection, list):
-            selection = dg.AssetSelection.assets(*selection)
+    def launch(job_name: str, **kwargs) -> None:
         run_config = {"loggers": {"console": {"config": {"log_level": log_level}}},
                       **kwargs.pop("run_config", {})}
-        tags = {**launcher_tags(), **kwargs.pop("tags", {})}
+        tags = {**launcher_tags(), **command_tags, **kwargs.pop("tags", {})}
         with interruptible_run():
-            result = dg.materialize(everything, selection=selection, resources=resources, instance=instance,
-                                    raise_on_error=True, run_config=run_config, tags=tags, **kwargs)
+            result = launching.launch(instance, job_name, run_config=run_config, tags=tags, **kwargs)
         failed = [e for e in result.get_asset_check_evaluations() if not e.passed]
         for evaluation in failed:
             print(f"  check failed: {evaluation.asset_key.to_user_string()} {evaluation.check_name}",
                   file=sys.stderr)
 
-    return instance, materialize
+    return instance, launch
 
 
 def _all_services_tags(instance) -> dict[str, str]:
@@ -82,34 +80,31 @@ def _all_services_tags(instance) -> dict[str, str]:
 def run_pipeline(data_dir: str, seed: int, rows_per_entity: int, n_plans: int, task_round: str,
                  log_level: str = "WARNING") -> dict[str, int]:
     """Materialize every stage in order with a progress bar over the stages; returns the summary counts."""
-    import dagster as dg
     from tqdm import tqdm
 
-    instance, materialize = _materializer(data_dir, log_level)
+    from compoworld_assets.launch import command_tags
+
+    options = {"seed": seed, "rows_per_entity": rows_per_entity, "n_plans": n_plans, "round": task_round}
+    instance, launch = _launcher(log_level, command_tags("run", options, seed))
 
     def import_specs() -> None:
-        from sensors.jobs import IMPORT_SPECS
-
-        materialize(IMPORT_SPECS)
+        launch("import_specs_job")
 
     def build_services() -> None:
-        materialize(["services"], tags=_all_services_tags(instance),
-                    run_config={"ops": {"services": {"config": {"seed": seed, "rows_per_entity": rows_per_entity}}}})
+        launch("build_services_job", tags=_all_services_tags(instance),
+               run_config={"ops": {"services": {"config": {"seed": seed, "rows_per_entity": rows_per_entity}}}})
 
     def catalog_and_graph() -> None:
-        materialize(["tool_catalog", "dependency_graph", "dependency_graph_nodes"])
+        launch("catalog_and_graph_job")
 
     def task_round_stage() -> None:
         if not instance.has_dynamic_partition("task_round", task_round):
             instance.add_dynamic_partitions("task_round", [task_round])
-        materialize(["sampled_tasks", "quarantined_tasks", "rubrics", "trajectories", "verified_trajectories"],
-                    partition_key=task_round,
-                    run_config={"ops": {"sample_tasks": {"config": {"seed": seed, "n_plans": n_plans}}}})
+        launch("task_round_job", partition_key=task_round,
+               run_config={"ops": {"sample_tasks": {"config": {"seed": seed, "n_plans": n_plans}}}})
 
     def datasets() -> None:
-        from sensors.jobs import PIPELINE_REPORTING
-
-        materialize(dg.AssetSelection.assets("sft_dataset", "rl_tasks") | PIPELINE_REPORTING)
+        launch("datasets_job")
 
     stages = [
         ("importing specs", import_specs),
@@ -174,27 +169,40 @@ def materialize_assets(data_dir: str, keys: list[str], partition: str | None, lo
 
     from compoworld_assets.definitions import defs
 
+    _refuse_selection(keys, partition)
     graph = defs().resolve_asset_graph()
-    unknown = sorted(set(keys) - {k.to_user_string() for k in graph.get_all_asset_keys()})
-    if unknown:
-        raise SystemExit(f"unknown asset(s): {', '.join(unknown)}")
     partitions_defs = {graph.get(dg.AssetKey.from_user_string(k)).partitions_def for k in keys} - {None}
-    if len(partitions_defs) > 1:
-        raise SystemExit("these assets are partitioned differently: materialize them separately")
+    from compoworld_assets.launch import ASSET_JOB, command_tags
+
     run_config = _run_config(config)
-    instance, materialize = _materializer(data_dir, log_level)
+    instance, launch = _launcher(log_level, command_tags("materialize", run_config))
     kwargs: dict = {"run_config": run_config} if run_config else {}
     if partitions_defs:
         [partitions_def] = partitions_defs
-        if partition is None and partitions_def.name == "service":
+        if partition is None:  # only service partitions may be left out (asset_index.selection_error)
             kwargs["tags"] = _all_services_tags(instance)
-        elif partition is None:
-            raise SystemExit(f"{', '.join(keys)} is partitioned: pass --partition")
         else:
             kwargs["partition_key"] = _partition_key(partitions_def, partition, instance)
     with tqdm(total=1, desc=f"materialize {' '.join(keys)}", unit="run", file=sys.stdout) as bar:
-        materialize(dg.AssetSelection.assets(*[dg.AssetKey.from_user_string(k) for k in keys]), **kwargs)
+        launch(ASSET_JOB, assets=[dg.AssetKey.from_user_string(k) for k in keys], **kwargs)
         bar.update()
+
+
+def _refuse_selection(keys: list[str], partition: str | None) -> None:
+    from compoworld_assets.asset_index import selection_error
+
+    error = selection_error(keys, partition)
+    if error:
+        raise SystemExit(error)
+
+
+def _database(data_dir: str) -> Path:
+    """The DuckDB file under ``data_dir``; a clear exit when there is none yet."""
+    database = Path(data_dir) / "compoworld.duckdb"
+    if not database.is_file():
+        raise SystemExit(f"no database at {database}: run `compoworld run --data-dir {data_dir}` "
+                         "(or materialize service_specs) first")
+    return database
 
 
 EXPORTS = {
@@ -209,9 +217,10 @@ def export(data_dir: str, target: Path) -> dict[str, int]:
     import duckdb
     from tqdm import tqdm
 
+    database = _database(data_dir)
     target.mkdir(parents=True, exist_ok=True)
     written = {}
-    with duckdb.connect(str(Path(data_dir) / "compoworld.duckdb"), read_only=True) as con:
+    with duckdb.connect(str(database), read_only=True) as con:
         for name, sql in EXPORTS.items():
             rows = con.execute(sql).fetchall()
             with (target / name).open("w", encoding="utf-8") as out:
@@ -276,9 +285,21 @@ def main(argv: list[str] | None = None) -> int:
     exporter = sub.add_parser("export", help="write sft.jsonl, rl_tasks.jsonl and samples.jsonl to a folder")
     exporter.add_argument("target", type=Path)
     sub.add_parser("status", help="print the counts stored in the DuckDB file")
+    sub.add_parser("assets", help="list the assets `materialize` takes and how each is partitioned")
     for command in sub.choices.values():
         command.add_argument("--data-dir", default="data")
     args = parser.parse_args(argv)
+    # What can be refused without Dagster is refused before it is imported (seconds).
+    if args.command == "materialize":
+        _refuse_selection(args.assets, args.partition)
+    if args.command in ("status", "export"):
+        _database(args.data_dir)
+    if args.command == "assets":
+        from compoworld_assets.asset_index import ASSET_PARTITIONS
+
+        for key, partitions in ASSET_PARTITIONS.items():
+            print(f"  {key:<38} {'partitioned by ' + partitions if partitions else ''}")
+        return 0
     _prepare_environment(args.data_dir)
     from dagster import DagsterExecutionInterruptedError
 
@@ -304,7 +325,7 @@ def _command(args: argparse.Namespace) -> int:
     if args.command == "run":
         summary = run_pipeline(args.data_dir, args.seed, args.rows_per_entity, args.tasks, args.round, args.log_level)
     else:
-        summary = summarize(Path(args.data_dir) / "compoworld.duckdb")
+        summary = summarize(_database(args.data_dir))
     _print_summary(summary, args.data_dir)
     return 0
 

@@ -72,12 +72,20 @@ def all_asset_checks() -> list:
     return dg.load_asset_checks_from_modules(CHECK_MODULES)
 
 
-# Runs launched from the UI, schedules and sensors run each step in its own process. Forked from a
-# server that has imported this module once, a step starts in about a second instead of the ~15 s an
-# import of Dagster, dbt and the definitions costs (the CLI materializes in process).
-EXECUTOR = dg.multiprocess_executor.configured(
-    {"start_method": {"forkserver": {"preload_modules": ["compoworld_assets.definitions"]}}},
-    name="forkserver_multiprocess")
+def _executor_config(config: dict) -> dict:
+    """Runs launched from the UI, schedules and sensors run each step in its own process, forked from
+    a server that has imported this module once: a step starts in about a second instead of the ~15 s
+    an import of Dagster, dbt and the definitions costs. ``in_process: true`` (what the CLI sets,
+    :mod:`compoworld_assets.launch`) runs every step in the run's own process."""
+    if config["in_process"]:
+        return {"in_process": {}}
+    return {"multiprocess": {"start_method": {"forkserver": {"preload_modules": ["compoworld_assets.definitions"]}}}}
+
+
+EXECUTOR = dg.multi_or_in_process_executor.configured(
+    _executor_config, name="forkserver_or_in_process",
+    config_schema={"in_process": dg.Field(bool, default_value=False,
+                                          description="run every step in the run's process")})
 
 
 @dg.definitions

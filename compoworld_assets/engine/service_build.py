@@ -44,6 +44,8 @@ class BuiltService(BaseModel):
     spec: ServiceSpec
     module: SynthesizedModule
     implementation: dict[str, Literal["code", "world_model"]]
+    simulated: list[str] = []
+    """World-model tools whose probe returned a type-valid result (the others are unusable)."""
 
 
 class ServiceBuild(BaseModel):
@@ -63,7 +65,8 @@ class ServiceBuild(BaseModel):
 
     def built(self) -> BuiltService:
         return BuiltService(spec=self.spec, module=self.module,
-                            implementation={v.tool: v.implementation for v in self.verdicts})
+                            implementation={v.tool: v.implementation for v in self.verdicts},
+                            simulated=sorted(p.tool for p in self.world_model_probes if p.passed))
 
 
 BUILD_STAGES = ("seed", "synthesis", "verification", "world_model_probe")

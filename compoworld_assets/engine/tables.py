@@ -139,7 +139,8 @@ def built_services_from_rows(specs: dict[str, ServiceSpec], services: pl.DataFra
         spec = specs.get(row["service_id"])
         if spec is None:
             continue
-        implementation = {v["tool"]: v["implementation"] for v in json.loads(row["verdicts_json"])}
+        verdicts = json.loads(row["verdicts_json"])
+        implementation = {v["tool"]: v["implementation"] for v in verdicts}
         module = SynthesizedModule(
             service_id=spec.id, service_version=row["version"], spec_hash=row["spec_hash"],
             synthesizer=row["synthesizer"], synthesizer_version=row["synthesizer_version"],
@@ -147,7 +148,8 @@ def built_services_from_rows(specs: dict[str, ServiceSpec], services: pl.DataFra
             implemented_tools=sorted(t for t, impl in implementation.items() if impl == "code"),
             unimplemented_tools=sorted(t for t, impl in implementation.items() if impl != "code"),
         )
-        built[spec.id] = BuiltService(spec=spec, module=module, implementation=implementation)
+        built[spec.id] = BuiltService(spec=spec, module=module, implementation=implementation,
+                                      simulated=sorted(v["tool"] for v in verdicts if v["world_model_probe"]))
     return built
 
 

@@ -195,7 +195,8 @@ DEPENDENCY_GRAPH = _suite(
 
 DEPENDENCY_GRAPH_NODES = _suite(
     "dependency_graph_nodes", "qualified_name",
-    ["qualified_name", "service_id", "tool", "domain", "changes_state", "code", "in_degree", "out_degree"],
+    ["qualified_name", "service_id", "tool", "domain", "changes_state", "code", "walkable", "in_degree",
+     "out_degree"],
     "every node is a catalog tool",
     _in_set("effect", EFFECTS, "effects come from the Effect enum (null: not classified)"),
     _between("in_degree", "degrees are counts", min_value=0),

@@ -32,6 +32,28 @@ def test_export_writes_sft_rl_and_samples(tmp_path):
     assert (tmp_path / "out" / "samples.jsonl").read_text() == '{"id": 1}\n'
 
 
+def test_bad_names_and_missing_data_are_refused_before_dagster_is_imported(tmp_path):
+    """Wrong asset names, a partition for an unpartitioned asset, and status/export without a database
+    exit with a clear message without loading Dagster (an import of seconds)."""
+    import subprocess
+    import sys
+
+    probe = ("import sys\nfrom compoworld_assets import cli\n"
+             "for argv in sys.argv[1:]:\n"
+             "    try:\n        cli.main(argv.split())\n"
+             "    except SystemExit as exit:\n        print(exit)\n"
+             "print('dagster loaded' if 'dagster' in sys.modules else 'dagster not loaded')\n")
+    data = tmp_path / "none"
+    done = subprocess.run([sys.executable, "-c", probe, "materialize servics", "materialize tool_catalog --partition crm",
+                           f"status --data-dir {data}", f"export {tmp_path / 'out'} --data-dir {data}"],
+                          capture_output=True, text=True, check=True, cwd=cli.REPO_ROOT)
+    lines = done.stdout.splitlines()
+    assert lines[0].startswith("unknown asset(s): servics (did you mean services or ")
+    assert "tool_catalog is not partitioned: drop --partition" in lines[1]
+    assert lines[2].startswith(f"no database at {data}") and lines[3].startswith(f"no database at {data}")
+    assert lines[-1] == "dagster not loaded"
+
+
 def test_materialize_rejects_unknown_assets_and_missing_rounds(cli_env, tmp_path):
     with pytest.raises(SystemExit, match="unknown asset"):
         cli.main(["materialize", "no_such_asset", "--data-dir", str(tmp_path / "data")])
@@ -53,6 +75,14 @@ def test_materialize_specs_then_one_service(cli_env, tmp_path, capsys):
     assert "materialize services" in out
     with duckdb.connect(str(tmp_path / "data" / "compoworld.duckdb"), read_only=True) as con:
         assert con.execute("select service_id from pipeline.services").fetchall() == [("bfcl_message_api",)]
+    import dagster as dg
+
+    from compoworld_assets.launch import ASSET_JOB, COMMAND_TAG, LOCATION
+
+    runs = dg.DagsterInstance.get().get_runs()
+    assert len(runs) == 2 and {r.job_name for r in runs} == {ASSET_JOB}, "the UI's asset job, not an ephemeral one"
+    assert all(r.remote_job_origin.location_name == LOCATION and r.tags[COMMAND_TAG] == "materialize" for r in runs)
+    assert runs[0].tags["dagster/partition"] == "bfcl_message_api"
 
 
 def test_benchmark_partitions_are_parsed_per_dimension_and_register_new_models():

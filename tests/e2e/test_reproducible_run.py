@@ -18,6 +18,17 @@ pytestmark = [pytest.mark.slow, pytest.mark.timeout(900)]
 REPO = Path(__file__).resolve().parents[2]
 
 
+def launched_runs(home: Path) -> list[tuple[str, str, str, str]]:
+    """(job, location, command tag, seed tag) of every run recorded in the instance at ``home``."""
+    import dagster as dg
+
+    from compoworld_assets.launch import COMMAND_TAG, SEED_TAG
+
+    with dg.DagsterInstance.from_config(str(home)) as instance:
+        return sorted((r.job_name, r.remote_job_origin.location_name if r.remote_job_origin else "",
+                       r.tags.get(COMMAND_TAG, ""), r.tags.get(SEED_TAG, "")) for r in instance.get_runs())
+
+
 def run_once(project_env: dict[str, str], root: Path) -> Path:
     """``compoworld run --tasks 12`` on a fresh instance under ``root``; returns its data dir."""
     home = root / "dagster_home"
@@ -29,6 +40,9 @@ def run_once(project_env: dict[str, str], root: Path) -> Path:
                            "--data-dir", str(data)], cwd=REPO, env=env, capture_output=True, text=True,
                           timeout=420, check=False)
     assert done.returncode == 0, (done.stdout + done.stderr)[-4000:]
+    jobs = ["build_services_job", "catalog_and_graph_job", "datasets_job", "import_specs_job", "task_round_job"]
+    assert launched_runs(home) == [(job, "compoworld_assets.definitions", "run", "3") for job in jobs], \
+        "each stage is a run of the location's named job, tagged with the command and its seed"
     return data
 
 

@@ -8,14 +8,14 @@ from compoworld_assets.engine import tables
 from compoworld_assets.engine.canonical import content_hash
 from compoworld_assets.engine.evaluation.plot import svg_markdown_image
 from compoworld_assets.engine.tasks.graph import (
-    build_dependency_graph,
+    built_services_graph,
     graph_statistics,
     graph_tables,
     service_graph_svg,
 )
 from resources import StorageResource
 
-GRAPH_VERSION = "1"
+GRAPH_VERSION = "2"
 GRAPH_KINDS = {"python", "networkx", "duckdb"}
 
 
@@ -38,8 +38,7 @@ GRAPH_KINDS = {"python", "networkx", "duckdb"}
 def dependency_graph(service_specs: pl.DataFrame, services: pl.DataFrame, storage: StorageResource):
     specs = tables.specs_from_rows(service_specs)
     built = tables.built_services_from_rows(specs, services)
-    graph = build_dependency_graph([specs[s] for s in sorted(built)],
-                                   {sid: b.implementation for sid, b in built.items()})
+    graph = built_services_graph(built)
     nodes, edges = graph_tables(graph)
     stats = graph_statistics(graph)
     svg = service_graph_svg(graph)

@@ -11,14 +11,15 @@ from compoworld_assets.defs.metadata import DATA_OWNERS, TABLE_KINDS, table_meta
 from compoworld_assets.defs.tasks.partitions import task_rounds
 from compoworld_assets.engine import tables, task_tables
 from compoworld_assets.engine.canonical import content_hash
+from compoworld_assets.engine.runtime.service_runtime import RuntimePool
 from compoworld_assets.engine.tasks.graph import graph_from_tables
 from compoworld_assets.engine.tasks.instantiate import TaskConfig
 from compoworld_assets.engine.tasks.pipeline import GenerationConfig, generate_tasks
 from compoworld_assets.engine.tasks.preview import tasks_markdown
 from compoworld_assets.engine.tasks.sampling import WalkConfig
-from resources import LLMResource
+from resources import LLMResource, SandboxResource, StorageResource
 
-SAMPLER_VERSION = "1"
+SAMPLER_VERSION = "2"
 
 
 class TaskRoundConfig(dg.Config):
@@ -71,16 +72,21 @@ def round_seed(seed: int, round_key: str) -> int:
 )
 def sample_tasks(context: dg.AssetExecutionContext, config: TaskRoundConfig, service_specs: pl.DataFrame,
                  services: pl.DataFrame, dependency_graph: pl.DataFrame, dependency_graph_nodes: pl.DataFrame,
-                 llm: LLMResource):
-    """Random walks over the stored dependency graph → seeded worlds, instructions, rubrics → self-test gate."""
+                 llm: LLMResource, sandbox: SandboxResource, storage: StorageResource):
+    """Random walks over the stored dependency graph → seeded worlds, instructions, rubrics → self-test gate.
+
+    Plans run on the world model the trajectories use (same backend, same cache), so a walked
+    world-model step replays in rollouts as it did at the gate.
+    """
     round_key = context.partition_key
     specs = tables.specs_from_rows(service_specs)
     built = tables.built_services_from_rows(specs, services)
     try:
-        tasks, quarantined = generate_tasks([specs[s] for s in sorted(built)], built,
-                                            round_seed(config.seed, round_key), config.n_plans,
-                                            config.generation(), writer=llm.instruction_writer(),
-                                            graph=graph_from_tables(dependency_graph_nodes, dependency_graph))
+        with RuntimePool(llm.world_model(storage.world_model_cache), sandbox.limits()) as pool:
+            tasks, quarantined = generate_tasks([specs[s] for s in sorted(built)], built,
+                                                round_seed(config.seed, round_key), config.n_plans,
+                                                config.generation(), writer=llm.instruction_writer(), pool=pool,
+                                                graph=graph_from_tables(dependency_graph_nodes, dependency_graph))
     except ValueError as exc:
         raise dg.Failure(f"{exc}: rebuild dependency_graph from the current services first") from exc
     for i, task in enumerate(tasks):

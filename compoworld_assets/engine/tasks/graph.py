@@ -22,6 +22,10 @@ Person edges (emails, phones) join only compatible roles (:mod:`compoworld_asset
 a candidate's email never fills a payslip's ``employee_email``; a role-less field (``to``,
 ``recipient_email``) goes with anyone. The edge keeps the evidence in ``roles``.
 
+Node attributes: the tool's ``service_id``, ``tool``, ``domain``, ``effect``, ``entity``,
+``changes_state``; ``code`` (it runs as verified code) and ``walkable`` (task walks may use it:
+code, or a world-model tool that :func:`simulation_walkable` admits).
+
 Edge attributes: ``kind``, ``type``, ``parameter``, ``output_path``, ``cross_service``, ``roles``.
 """
 
@@ -38,9 +42,11 @@ import networkx as nx
 import polars as pl
 
 from compoworld_assets.engine.library.roles import Role, compatible, output_role, parameter_role
+from compoworld_assets.engine.service_build import BuiltService
 from compoworld_assets.engine.specs.model import Effect, ServiceSpec, ToolSpec
 from compoworld_assets.engine.synthesis.offline import is_code_tool
-from compoworld_assets.engine.types import entity_ref, is_entity_ref
+from compoworld_assets.engine.types import TYPE_KEY, entity_ref, is_entity_ref
+from compoworld_assets.engine.values import merge_all_of
 
 IDENTIFYING_TYPES = frozenset({"email", "phone", "file_path", "url"})
 PERSON_TYPES = frozenset({"email", "phone"})
@@ -52,7 +58,7 @@ DOMAIN_COLOURS = ("#4a78b5", "#c0392b", "#27ae60", "#8e44ad", "#d68910", "#16a08
 NODE_SCHEMA = {
     "qualified_name": pl.String, "service_id": pl.String, "tool": pl.String, "domain": pl.String,
     "effect": pl.String, "entity": pl.String, "changes_state": pl.Boolean, "code": pl.Boolean,
-    "in_degree": pl.Int64, "out_degree": pl.Int64,
+    "walkable": pl.Boolean, "in_degree": pl.Int64, "out_degree": pl.Int64,
 }
 EDGE_SCHEMA = {
     "source": pl.String, "target": pl.String, "source_service": pl.String, "target_service": pl.String,
@@ -65,29 +71,56 @@ def carries_information(type_name: str) -> bool:
     return is_entity_ref(type_name) or type_name in IDENTIFYING_TYPES
 
 
+def simulation_walkable(tool: ToolSpec) -> bool:
+    """Whether a world-model tool whose probe passed may be a step of a task.
+
+    Its result is type-checked and seeded by the call and the state it reads (cached for an LLM), so a
+    replay gives the same outcome. A read changes nothing; a create, update or delete of a named
+    entity changes exactly the record the spec says
+    (:func:`~compoworld_assets.engine.world_model.offline.spec_change`), so the rubric can check it;
+    an ``action`` whose spec names no effect counts only through the result it hands the next step
+    (the sampler never ends a walk on one). A write that names no entity has nothing to check.
+    """
+    if not tool.changes_state or tool.effect == Effect.ACTION:
+        return True
+    return tool.entity is not None and tool.effect in (Effect.CREATE, Effect.UPDATE, Effect.DELETE)
+
+
 def build_dependency_graph(specs: Iterable[ServiceSpec],
-                           implementation: Mapping[str, Mapping[str, str]] | None = None) -> nx.MultiDiGraph:
+                           implementation: Mapping[str, Mapping[str, str]] | None = None,
+                           simulated: Mapping[str, Iterable[str]] | None = None) -> nx.MultiDiGraph:
     """The dependency graph of ``specs``.
 
     ``implementation`` (service id → tool → ``code``/``world_model``, as in ``BuiltService``)
     marks which tools run as deterministic code (node attribute ``code``); for tools it does
-    not list the offline synthesizer's rule decides.
+    not list the offline synthesizer's rule decides. ``simulated`` (service id → the world-model
+    tools whose probe passed, ``BuiltService.simulated``) lets those of them that
+    :func:`simulation_walkable` admits be walked (node attribute ``walkable``).
     """
     specs = sorted(specs, key=lambda s: s.id)
     graph = nx.MultiDiGraph()
     for spec in specs:
         routes = (implementation or {}).get(spec.id)
+        usable = set((simulated or {}).get(spec.id, ()))
         for tool in spec.tools:
             code = routes[tool.name] == "code" if routes and tool.name in routes else is_code_tool(tool)
+            walkable = code or (tool.name in usable and simulation_walkable(tool))
             graph.add_node(spec.qualified_tool_name(tool.name), service_id=spec.id, tool=tool.name,
                            domain=spec.domain, effect=tool.effect.value if tool.effect else None,
-                           entity=tool.entity, changes_state=tool.changes_state, code=code)
+                           entity=tool.entity, changes_state=tool.changes_state, code=code, walkable=walkable)
     consumers = _consumers_by_type(specs)
     for spec in specs:
         for tool in spec.tools:
             _add_type_edges(graph, spec, tool, consumers)
             _add_state_edges(graph, spec, tool)
     return graph
+
+
+def built_services_graph(built: Mapping[str, BuiltService]) -> nx.MultiDiGraph:
+    """The dependency graph of built services, with their tools' implementations and probe results."""
+    return build_dependency_graph([built[sid].spec for sid in sorted(built)],
+                                  {sid: b.implementation for sid, b in built.items()},
+                                  {sid: b.simulated for sid, b in built.items()})
 
 
 def _consumers_by_type(specs: list[ServiceSpec]) -> dict[str, list[tuple[ServiceSpec, ToolSpec, str]]]:
@@ -158,6 +191,28 @@ def always_present_paths(schema: Any, path: str = "") -> set[str]:
     return found
 
 
+SCALAR_JSON_TYPES = ("string", "integer", "number", "boolean")
+
+
+def reportable_path(tool: ToolSpec) -> str | None:
+    """A top-level field every result of ``tool`` holds, as a value a final answer can report.
+
+    For a last step that names no record (an entity-less read or an ``action``) the answer is what
+    checks it: the first required, non-nullable scalar of the returns object, shared-typed ones first.
+    """
+    schema = merge_all_of(tool.returns) if isinstance(tool.returns, dict) else {}
+    if _nullable(schema):
+        return None
+    properties = schema.get("properties") or {}
+    candidates = []
+    for name in schema.get("required") or []:
+        field = merge_all_of(properties[name]) if isinstance(properties.get(name), dict) else None
+        if field is not None and not _nullable(field) and field.get("type") in SCALAR_JSON_TYPES \
+                and field.get("format") != "binary":
+            candidates.append((not field.get(TYPE_KEY), name))
+    return min(candidates)[1] if candidates else None
+
+
 def _nullable(schema: dict[str, Any]) -> bool:
     branches = schema.get("anyOf") or schema.get("oneOf") or []
     return schema.get("type") == "null" or any(
@@ -221,7 +276,7 @@ def graph_tables(graph: nx.MultiDiGraph) -> tuple[pl.DataFrame, pl.DataFrame]:
         {"qualified_name": name, "service_id": data["service_id"], "tool": data["tool"],
          "domain": data["domain"],
          "effect": data["effect"], "entity": data["entity"], "changes_state": data["changes_state"],
-         "code": data["code"], "in_degree": graph.in_degree(name), "out_degree": graph.out_degree(name)}
+         "code": data["code"], "walkable": data["walkable"], "in_degree": graph.in_degree(name), "out_degree": graph.out_degree(name)}
         for name, data in sorted(graph.nodes(data=True))
     ]
     edges = [
@@ -240,7 +295,7 @@ def graph_from_tables(nodes: pl.DataFrame, edges: pl.DataFrame) -> nx.MultiDiGra
     for row in nodes.iter_rows(named=True):
         graph.add_node(row["qualified_name"], service_id=row["service_id"], tool=row["tool"], domain=row["domain"],
                        effect=row["effect"], entity=row["entity"], changes_state=row["changes_state"],
-                       code=row["code"])
+                       code=row["code"], walkable=row["walkable"])
     for row in edges.iter_rows(named=True):
         graph.add_edge(row["source"], row["target"], key=f"{row['kind']}:{row['parameter']}:{row['output_path']}",
                        kind=row["kind"], type=row["type"], parameter=row["parameter"],

@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from compoworld_assets.engine.canonical import content_hash
+from compoworld_assets.engine.library.builder import snake_case
 from compoworld_assets.engine.library.intents import entity_noun
 from compoworld_assets.engine.library.population import Population
 from compoworld_assets.engine.library.roles import Role, compatible, parameter_role, role_of
@@ -25,6 +26,7 @@ from compoworld_assets.engine.specs.model import Effect, ServiceSpec
 from compoworld_assets.engine.tasks.arguments import harmonize, realize_constants
 from compoworld_assets.engine.tasks.consistency import check_task
 from compoworld_assets.engine.tasks.difficulty import task_difficulty
+from compoworld_assets.engine.tasks.graph import reportable_path
 from compoworld_assets.engine.tasks.instructions import InstructionWriter, TemplateWriter
 from compoworld_assets.engine.tasks.model import (
     ArgBinding,
@@ -247,11 +249,17 @@ def _typed_values(spec: ServiceSpec, world: WorldState, type_name: str, wanted: 
 
 
 def _report_sources(plan: Plan, specs: Mapping[str, ServiceSpec]) -> dict[str, ArgBinding]:
-    """The id (and for look-ups one telling field) of the record the last step returns."""
+    """The id (and for look-ups one telling field) of the record the last step returns; for a last
+    step that names no record (an entity-less read, an action), one field of its result."""
     last = plan.steps[-1]
     spec = specs[last.service_id]
     tool = spec.tool(last.tool)
-    if tool.entity is None or tool.effect == Effect.DELETE:
+    if tool.entity is None or tool.effect == Effect.ACTION:
+        path = reportable_path(tool)
+        if path is None:
+            return {}
+        return {snake_case(path): ArgBinding(kind="step_output", step=last.index, path=path)}
+    if tool.effect == Effect.DELETE:
         return {}
     prefix = "items[0]." if tool.effect in (Effect.LIST, Effect.SEARCH) else ""
     noun = "_".join(entity_noun(spec, tool.entity).split())

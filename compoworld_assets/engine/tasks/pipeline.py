@@ -1,7 +1,8 @@
 """The task factory end to end: graph → walks → tasks → rubrics → verifier gate.
 
 Only built services can be mounted, so the graph and the walks cover the services in
-``built``; world-model tools are never walked (plans must replay deterministically).
+``built``; world-model tools are walked only where :func:`.graph.simulation_walkable` admits them
+(plans must replay deterministically and their effects be checkable).
 """
 
 from __future__ import annotations
@@ -16,7 +17,7 @@ from compoworld_assets.engine.runtime.service_runtime import RuntimePool, Servic
 from compoworld_assets.engine.service_build import BuiltService
 from compoworld_assets.engine.specs.model import ServiceSpec
 from compoworld_assets.engine.tasks.gate import QuarantinedTask, self_test
-from compoworld_assets.engine.tasks.graph import build_dependency_graph
+from compoworld_assets.engine.tasks.graph import built_services_graph
 from compoworld_assets.engine.tasks.instantiate import (
     TaskConfig,
     TaskGenerationError,
@@ -64,7 +65,7 @@ def generate_tasks(specs: Iterable[ServiceSpec], built: Mapping[str, BuiltServic
     """
     usable = [s for s in specs if s.id in built]
     if graph is None:
-        graph = build_dependency_graph(usable, {sid: b.implementation for sid, b in built.items()})
+        graph = built_services_graph({s.id: built[s.id] for s in usable})
     unbuilt = sorted({data["service_id"] for _, data in graph.nodes(data=True)} - {s.id for s in usable})
     if unbuilt:
         raise ValueError(f"the dependency graph names services that are not built: {', '.join(unbuilt)}")

@@ -6,8 +6,17 @@ the same batch (coverage); it prefers the pairs a workflow chains (a read, then 
 was read; a create, then a notice to whoever it concerns) over handing a person's email from
 one new record to another, and avoids looking records up by a value that is not a reference
 (an email from one service often matches nothing in another, so the look-up comes back
-empty). Person edges already join compatible roles only (:mod:`.graph`). Only tools that run as code (node attribute ``code``) are used, so replaying a plan
-is deterministic.
+empty). Person edges already join compatible roles only (:mod:`.graph`). Only walkable tools (node
+attribute ``walkable``: code, or a world-model tool whose result is type-checked and whose state
+change the spec determines, :func:`.graph.simulation_walkable`) are used, so replaying a plan is
+deterministic and its effects are checkable. A simulated ``action`` (its spec names no effect) is
+walked only where its result feeds the next step or the answer: a walk ends only on a step the
+rubric can check (:func:`can_end_a_task`).
+
+Every service with a cross-service edge gets its chance: while some such service is in no accepted
+plan yet, a share of the walks (``bridge_probability``) starts on one of its cross-service edges
+(a "bridge", in or out of it), until it is covered or ``bridge_attempts`` such walks failed. Without
+this a service of a few tools joined to a large library by one edge is almost never reached.
 
 Every required argument of a step is bound (:class:`ArgBinding`):
 
@@ -43,7 +52,12 @@ from compoworld_assets.engine.library.roles import compatible, output_role, para
 from compoworld_assets.engine.library.wording import words
 from compoworld_assets.engine.specs.model import Effect, ServiceSpec, ToolSpec
 from compoworld_assets.engine.tasks.difficulty import parse_mix, plan_level
-from compoworld_assets.engine.tasks.graph import PERSON_TYPES, always_present_paths, carries_information
+from compoworld_assets.engine.tasks.graph import (
+    PERSON_TYPES,
+    always_present_paths,
+    carries_information,
+    reportable_path,
+)
 from compoworld_assets.engine.tasks.model import ArgBinding, Plan, PlanStep
 from compoworld_assets.engine.types import TYPE_KEY, is_entity_ref
 
@@ -69,6 +83,8 @@ class WalkConfig:
     stop_probability: float = 0.35
     require_write: bool = True
     attempts_per_plan: int = 40
+    bridge_probability: float = 0.5
+    bridge_attempts: int = 40
     level_mix: tuple[tuple[str, float], ...] = ()  # e.g. (("easy", .3), ("medium", .4), ("hard", .3))
     level_style: str = "goal"  # the instruction style plan levels assume
 
@@ -101,6 +117,7 @@ class _Tool:
     tool: ToolSpec
     key: str | None
     outputs: list[tuple[str, str]]
+    can_end: bool = True  # see can_end_a_task
     edges: list[_Edge] = field(default_factory=list)
 
 
@@ -108,6 +125,8 @@ class _Tool:
 class _Coverage:
     edges: Counter[EdgeId] = field(default_factory=Counter)
     starts: Counter[str] = field(default_factory=Counter)
+    services: Counter[str] = field(default_factory=Counter)
+    bridge_tries: Counter[str] = field(default_factory=Counter)
 
 
 def sample_plans(graph: nx.MultiDiGraph, specs: Iterable[ServiceSpec], seed: int, n: int,
@@ -118,6 +137,7 @@ def sample_plans(graph: nx.MultiDiGraph, specs: Iterable[ServiceSpec], seed: int
     starts = sorted(name for name, info in tools.items() if info.edges)
     if not starts:
         return []
+    bridges = _bridges(tools)
     rng = random.Random(f"plans:{seed}")
     coverage = _Coverage()
     plans: list[Plan] = []
@@ -127,7 +147,7 @@ def sample_plans(graph: nx.MultiDiGraph, specs: Iterable[ServiceSpec], seed: int
     for _ in range(n * config.attempts_per_plan):
         if len(plans) >= n:
             break
-        walk = _walk(tools, starts, coverage, rng, config)
+        walk = _walk(tools, starts, bridges, coverage, rng, config)
         plan = _bind(walk, tools, rng) if walk else None
         if plan is None or not _acceptable(plan, tools, config) or plan.plan_hash() in seen:
             continue
@@ -137,6 +157,7 @@ def sample_plans(graph: nx.MultiDiGraph, specs: Iterable[ServiceSpec], seed: int
             continue
         plans.append(plan)
         coverage.starts[walk[0][0]] += 1
+        coverage.services.update(plan.services)
         coverage.edges.update((a[0], b[0], b[1].key) for a, b in itertools.pairwise(walk) if b[1] is not None)
     return plans + spare[:max(n - len(plans), 0)]
 
@@ -182,13 +203,14 @@ def _tool_index(graph: nx.MultiDiGraph, specs: Iterable[ServiceSpec]) -> dict[st
     tools: dict[str, _Tool] = {}
     for name, data in sorted(graph.nodes(data=True)):
         spec = by_id.get(data["service_id"])
-        if spec is None or not data["code"]:
+        if spec is None or not data["walkable"]:
             continue
         tool = spec.tool(data["tool"])
         reliable = always_present_paths(tool.returns)
         outputs = sorted(((p, t) for p, t in tool.output_types().items() if p in reliable),
                          key=lambda item: ("[]" in item[0], item[0].count("."), item[0]))
-        tools[name] = _Tool(data["service_id"], spec, tool, spec.key_parameter(tool), outputs)
+        tools[name] = _Tool(data["service_id"], spec, tool, spec.key_parameter(tool), outputs,
+                            can_end=data["code"] or can_end_a_task(tool))
     for name, info in tools.items():
         for _, target, key, data in sorted(graph.out_edges(name, keys=True, data=True)):
             if target in tools and not _finds_nothing(info.tool, tools[target].tool, data["output_path"]):
@@ -197,19 +219,44 @@ def _tool_index(graph: nx.MultiDiGraph, specs: Iterable[ServiceSpec]) -> dict[st
     return tools
 
 
+def can_end_a_task(tool: ToolSpec) -> bool:
+    """Whether a simulated tool's step can be a plan's last: the rubric checks the record it names
+    (not for an ``action``, whose spec names no effect), or the answer reports a field of its result."""
+    return (tool.entity is not None and tool.effect != Effect.ACTION) or reportable_path(tool) is not None
+
+
 def _finds_nothing(source: ToolSpec, target: ToolSpec, output_path: str) -> bool:
     """Listing other records by the id of one just created: nothing can point at it yet."""
     return source.effect == Effect.CREATE and target.effect in (Effect.LIST, Effect.SEARCH) \
         and output_path == "id" and target.entity != source.entity
 
 
-def _walk(tools: dict[str, _Tool], starts: list[str], coverage: _Coverage, rng: random.Random,
-          config: WalkConfig) -> list[tuple[str, _Edge | None]]:
-    start = rng.choices(starts, weights=[1.0 / (1 + coverage.starts[s]) for s in starts])[0]
-    walk: list[tuple[str, _Edge | None]] = [(start, None)]
-    visited = {start}
+def _bridges(tools: dict[str, _Tool]) -> dict[str, list[tuple[str, _Edge]]]:
+    """Service id → the cross-service edges into or out of it, as (source tool, edge)."""
+    found: dict[str, list[tuple[str, _Edge]]] = {}
+    for name, info in sorted(tools.items()):
+        for edge in info.edges:
+            if edge.cross_service:
+                for service_id in (info.service_id, tools[edge.target].service_id):
+                    found.setdefault(service_id, []).append((name, edge))
+    return found
+
+
+def _walk(tools: dict[str, _Tool], starts: list[str], bridges: dict[str, list[tuple[str, _Edge]]],
+          coverage: _Coverage, rng: random.Random, config: WalkConfig) -> list[tuple[str, _Edge | None]]:
+    uncovered = [s for s in sorted(bridges)
+                 if coverage.services[s] == 0 and coverage.bridge_tries[s] < config.bridge_attempts]
+    if uncovered and rng.random() < config.bridge_probability:
+        service_id = rng.choice(uncovered)
+        coverage.bridge_tries[service_id] += 1
+        source, edge = rng.choice(bridges[service_id])
+        walk: list[tuple[str, _Edge | None]] = [(source, None), (edge.target, edge)]
+    else:
+        start = rng.choices(starts, weights=[1.0 / (1 + coverage.starts[s]) for s in starts])[0]
+        walk = [(start, None)]
+    visited = {name for name, _ in walk}
     while len(walk) < config.max_length:
-        if len(walk) >= config.min_length and rng.random() < config.stop_probability:
+        if len(walk) >= config.min_length and tools[walk[-1][0]].can_end and rng.random() < config.stop_probability:
             break
         current = walk[-1][0]
         options = [e for e in tools[current].edges if e.target not in visited]
@@ -219,6 +266,8 @@ def _walk(tools: dict[str, _Tool], starts: list[str], coverage: _Coverage, rng: 
         edge = rng.choices(options, weights=weights)[0]
         walk.append((edge.target, edge))
         visited.add(edge.target)
+    while walk and not tools[walk[-1][0]].can_end:
+        walk.pop()
     return walk if len(walk) >= config.min_length else []
 
 
@@ -260,7 +309,8 @@ def is_notice(target: _Tool, parameter: str) -> bool:
 def _acceptable(plan: Plan, tools: dict[str, _Tool], config: WalkConfig) -> bool:
     if len(plan.services) < config.min_services or _deletes_own_creation(plan, tools):
         return False
-    if config.require_write and not any(tools[s.qualified_name].tool.changes_state for s in plan.steps):
+    if config.require_write and not any(tools[s.qualified_name].tool.changes_state and tools[s.qualified_name].can_end
+                                        for s in plan.steps):
         return False
     return crosses_services(plan)
 

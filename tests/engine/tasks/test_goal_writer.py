@@ -16,7 +16,7 @@ from compoworld_assets.engine.runtime.service_runtime import RuntimePool, Servic
 from compoworld_assets.engine.service_build import BuiltService
 from compoworld_assets.engine.synthesis.offline import OfflineSynthesizer
 from compoworld_assets.engine.tasks.goal import GoalWriter
-from compoworld_assets.engine.tasks.graph import build_dependency_graph
+from compoworld_assets.engine.tasks.graph import built_services_graph
 from compoworld_assets.engine.tasks.instantiate import TaskConfig, TaskGenerationError, draft_task
 from compoworld_assets.engine.tasks.instructions import TemplateWriter, stated_values
 from compoworld_assets.engine.tasks.plan_exec import PlanExecutionError, execute_plan
@@ -36,7 +36,7 @@ class World:
             module = OfflineSynthesizer().synthesize(spec)
             self.built[spec.id] = BuiltService(spec=spec, module=module,
                                                implementation={t: "code" for t in module.implemented_tools})
-        self.graph = build_dependency_graph(self.specs, {s: b.implementation for s, b in self.built.items()})
+        self.graph = built_services_graph(self.built)
         self.pool = RuntimePool(world_model=OfflineWorldModel())
 
     def runtime(self, task):

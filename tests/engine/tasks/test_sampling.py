@@ -44,10 +44,57 @@ def test_no_plans_without_a_cross_service_edge(tiny_specs):
     assert sample_plans(graph, notes_only, 1, 5, WalkConfig(min_services=1)) == []
 
 
-def test_world_model_tools_are_never_walked(tiny_specs):
-    graph = build_dependency_graph(tiny_specs, {"shop": {"get_customer": "world_model"}})
-    plans = sample_plans(graph, tiny_specs, 2, 20)
+def test_a_world_model_tool_is_walked_only_when_its_probe_passed(tiny_specs):
+    """An unusable world-model tool (no type-valid result) is never a step; a simulated read is."""
+    implementation = {"shop": {"get_customer": "world_model"}}
+    unusable = build_dependency_graph(tiny_specs, implementation)
+    plans = sample_plans(unusable, tiny_specs, 2, 40)
     assert plans and all(s.qualified_name != "shop_get_customer" for p in plans for s in p.steps)
+    simulated = build_dependency_graph(tiny_specs, implementation, {"shop": ["get_customer"]})
+    assert simulated.nodes["shop_get_customer"]["walkable"] and not simulated.nodes["shop_get_customer"]["code"]
+    plans = sample_plans(simulated, tiny_specs, 2, 40)
+    assert any(s.qualified_name == "shop_get_customer" for p in plans for s in p.steps)
+
+
+def test_a_simulated_action_only_feeds_later_steps(tiny_specs):
+    """An action (its spec names no effect) may hand its result on; a walk ends on one only when the
+    answer can report a field of its result, and it is not the write a plan needs; a write that names
+    no entity is never walked."""
+    from compoworld_assets.engine.specs.model import Effect
+    from compoworld_assets.engine.tasks.graph import reportable_path, simulation_walkable
+
+    shop = next(s for s in tiny_specs if s.id == "shop")
+    create = next(t for t in shop.tools if t.effect == Effect.CREATE)
+    assert simulation_walkable(create) and simulation_walkable(create.model_copy(update={"effect": Effect.ACTION}))
+    assert not simulation_walkable(create.model_copy(update={"entity": None}))
+    acting = [s.model_copy(update={"tools": [t.model_copy(update={"effect": Effect.ACTION}) if t.effect != Effect.CREATE
+                                             and t.changes_state else t for t in s.tools]}) for s in tiny_specs]
+    implementation = {s.id: {t.name: "world_model" for t in s.tools if t.effect == Effect.ACTION} for s in acting}
+    graph = build_dependency_graph(acting, implementation, {sid: list(tools) for sid, tools in implementation.items()})
+    specs = {s.id: s for s in acting}
+    plans = sample_plans(graph, acting, 3, 30)
+    assert plans and any(specs[s.service_id].tool(s.tool).effect == Effect.ACTION for p in plans for s in p.steps)
+    for plan in plans:
+        last = specs[plan.steps[-1].service_id].tool(plan.steps[-1].tool)
+        assert last.effect != Effect.ACTION or reportable_path(last) is not None
+        assert any(specs[s.service_id].tool(s.tool).effect in (Effect.CREATE, Effect.UPDATE, Effect.DELETE)
+                   for s in plan.steps)
+
+
+def test_a_small_service_joined_by_few_edges_still_gets_into_plans(library):
+    """A one-tool link shortener takes a URL from the 30 built-in services; plain walks over the
+    library never reach it in 30 plans, bridge walks always do."""
+    from pathlib import Path
+
+    from compoworld_assets.engine.specs.importers import import_spec_file
+
+    [shortener] = import_spec_file(Path(__file__).parents[2] / "fixtures/bridges/link_shortener_functions.json").specs
+    specs = [*library[0], shortener]
+    graph = build_dependency_graph(specs)
+    for seed in (1, 2, 3):
+        assert any(shortener.id in p.services for p in sample_plans(graph, specs, seed, 30))
+        plain = sample_plans(graph, specs, seed, 30, WalkConfig(bridge_probability=0.0))
+        assert not any(shortener.id in p.services for p in plain)
 
 
 def test_coverage_preference_covers_more_edges(library):
