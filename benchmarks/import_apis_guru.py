@@ -12,7 +12,9 @@ does (offline synthesizer, sandboxed verification, world-model probe, one servic
 quarantined), adds the built-in library, builds the dependency graph and samples ``--walks`` plans
 into gated tasks; it prints the verified-code, world-model and unusable shares of the imported
 tools, the tools that are code through a derived transition, quarantined services by stage,
-imported services with graph edges, and the share of tasks touching an imported service.
+imported services with graph edges, the share of tasks touching an imported service, and the task
+pool's audit (``engine/tasks/audit.py``: value violations, quarantine by validator rule, shares per
+instruction style and difficulty level, gate pass share).
 """
 
 from __future__ import annotations
@@ -82,11 +84,13 @@ def build_sample(api: Path, count: int, seed: int, walks: int, time_limit_s: flo
 
     from compoworld_assets.engine.library import builtin_specs
     from compoworld_assets.engine.runtime.sandbox import trusted_executor
+    from compoworld_assets.engine.runtime.service_runtime import RuntimePool
     from compoworld_assets.engine.service_build import ServiceFailure, try_build_service
     from compoworld_assets.engine.specs.importers import dedupe_service_ids, import_spec_file
     from compoworld_assets.engine.specs.model import ImportResult
     from compoworld_assets.engine.synthesis.offline import OfflineSynthesizer
     from compoworld_assets.engine.tables import tool_verdict
+    from compoworld_assets.engine.tasks.audit import audit_lines, audit_pool
     from compoworld_assets.engine.tasks.graph import built_services_graph
     from compoworld_assets.engine.tasks.pipeline import GenerationConfig, generate_tasks
     from compoworld_assets.engine.tasks.sampling import sample_plans
@@ -142,6 +146,8 @@ def build_sample(api: Path, count: int, seed: int, walks: int, time_limit_s: flo
     plans = sample_plans(graph, specs, seed, walks, config.walk)
     own_plans = {p.plan_hash() for p in plans if set(p.services) & own}
     tasks, quarantined = generate_tasks(specs, built, seed=seed, n=walks, config=config, graph=graph)
+    with RuntimePool(OfflineWorldModel()) as pool:
+        audit = audit_pool(tasks, quarantined, built, pool)
     touched = Counter(s for t in tasks for s in set(t.services) & own)
     lost = Counter(f"{q.stage}: {normalise_reason(q.reason)}" for q in quarantined if q.plan_hash in own_plans)
     wall = time.perf_counter() - started
@@ -173,6 +179,7 @@ def build_sample(api: Path, count: int, seed: int, walks: int, time_limit_s: flo
     print(f"connectable in >=1 task:    {share(len(set(touched) & connectable), len(connectable & built_own))}")
     for sid in sorted(connectable & built_own):
         print(f"  {sid:<48} {built[sid].spec.tools.__len__():>4} tools  {touched[sid]:>3} tasks")
+    print("\n".join(audit_lines(audit)))
     print(f"wall time:                  {wall:.0f} s (import {import_s:.0f} s, build {build_s:.0f} s)")
 
 

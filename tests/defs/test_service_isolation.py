@@ -87,6 +87,11 @@ def test_poisoned_specs_are_quarantined_and_the_rest_is_built(poisoned, monkeypa
     assert set(built) == {"zz_good", "zz_regex"} and built["zz_good"] == 3
     assert poisoned.query("select service_id, stage, error_type, message from pipeline.quarantined_services") == [
         ("zz_failing", "synthesis", "RuntimeError", "the coding agent crashed")]
+    by_partition = {m.partition: m.metadata for m in result.asset_materializations_for_node("services")}
+    assert by_partition["zz_good"]["dagster/row_count"].value == 1 and by_partition["zz_good"]["n_tools"].value == 3
+    assert by_partition["zz_good"]["quarantined"].value is False, "each partition's metadata is its own"
+    assert by_partition["zz_failing"]["dagster/row_count"].value == 0
+    assert by_partition["zz_failing"]["quarantined"].value is True and "n_tools" not in by_partition["zz_failing"]
     evaluations = {e.check_name: e for e in result.get_asset_check_evaluations()}
     assert evaluations["quarantined_services_expectations"].passed
     assert not evaluations["no_quarantined_services"].passed

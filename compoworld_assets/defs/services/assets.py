@@ -99,15 +99,19 @@ def services(
             failures.append(outcome)
             context.log.warning(f"{service_id}: quarantined at {outcome.stage}: "
                                 f"{outcome.error_type}: {outcome.message[:300]}")
-            context.add_asset_metadata({"quarantined": True, "stage": outcome.stage,
+            context.add_asset_metadata({"dagster/row_count": 0, "quarantined": True, "stage": outcome.stage,
                                         "error": f"{outcome.error_type}: {outcome.message[:500]}"},
                                        partition_key=service_id)
             continue
         context.log.info(f"{service_id}: {len(outcome.verified_tools)}/{len(outcome.spec.tools)} tools verified, "
                          f"{len(outcome.world_model_tools)} on the world model")
         builds.append(outcome)
-        context.add_asset_metadata({"spec_hash": outcome.spec.content_hash(),
-                                    "module_hash": outcome.module.source_hash}, partition_key=service_id)
+        context.add_asset_metadata({
+            "dagster/row_count": 1, "quarantined": False, "spec_hash": outcome.spec.content_hash(),
+            "module_hash": outcome.module.source_hash, "n_tools": len(outcome.spec.tools),
+            "n_verified": len(outcome.verified_tools), "n_world_model": len(outcome.world_model_tools),
+            "world_model_tools": dg.MetadataValue.json(outcome.world_model_tools),
+        }, partition_key=service_id)
     quarantine = tables.quarantined_service_rows(failures, synthesizer.name)
     _store_quarantine(storage.database, quarantine, context.partition_keys,
                       context.instance.get_dynamic_partitions(service_partitions.name))
@@ -116,14 +120,11 @@ def services(
             "quarantined": service_id in set(quarantine["service_id"].to_list())}))
     frame = tables.service_rows(builds)
     built_from = frame.select("service_id", "spec_hash", "module_hash", "seed_state_hash").rows()
+    context.log.info(f"{len(frame)} services built ({int(frame['n_tools'].sum())} tools, "
+                     f"{int(frame['n_verified'].sum())} verified), {len(quarantine)} quarantined")
+    # Metadata here is every partition's: what describes one service is added per partition above.
     return dg.Output(frame, data_version=dg.DataVersion(content_hash(built_from)[:16]), metadata={
-        **table_metadata("services", frame),
-        "n_services": len(frame),
-        "n_quarantined": len(quarantine),
-        "quarantined": dg.MetadataValue.json({f.service_id: f"{f.stage}: {f.error_type}" for f in failures}),
-        "n_tools": int(frame["n_tools"].sum()),
-        "n_verified": int(frame["n_verified"].sum()),
-        "n_world_model": int(frame["n_world_model"].sum()),
+        "dagster/column_schema": table_metadata("services", frame)["dagster/column_schema"],
         "synthesizer": synthesizer.name,
     })
 

@@ -195,22 +195,24 @@ SCALAR_JSON_TYPES = ("string", "integer", "number", "boolean")
 
 
 def reportable_path(tool: ToolSpec) -> str | None:
-    """A top-level field every result of ``tool`` holds, as a value a final answer can report.
+    """A top-level field of ``tool``'s result that a final answer can report.
 
     For a last step that names no record (an entity-less read or an ``action``) the answer is what
-    checks it: the first required, non-nullable scalar of the returns object, shared-typed ones first.
+    checks it: a non-nullable scalar of the returns object, required ones first, then shared-typed
+    ones. An optional field the gold run's result lacks makes the task fail at instantiation
+    (quarantined), never a check of nothing.
     """
     schema = merge_all_of(tool.returns) if isinstance(tool.returns, dict) else {}
     if _nullable(schema):
         return None
-    properties = schema.get("properties") or {}
+    required = set(schema.get("required") or [])
     candidates = []
-    for name in schema.get("required") or []:
-        field = merge_all_of(properties[name]) if isinstance(properties.get(name), dict) else None
+    for name, sub in (schema.get("properties") or {}).items():
+        field = merge_all_of(sub) if isinstance(sub, dict) else None
         if field is not None and not _nullable(field) and field.get("type") in SCALAR_JSON_TYPES \
                 and field.get("format") != "binary":
-            candidates.append((not field.get(TYPE_KEY), name))
-    return min(candidates)[1] if candidates else None
+            candidates.append((name not in required, not field.get(TYPE_KEY), name))
+    return min(candidates)[2] if candidates else None
 
 
 def _nullable(schema: dict[str, Any]) -> bool:

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import sqlite3
+import threading
 from pathlib import Path
 from typing import Any, Protocol
 
@@ -40,31 +41,37 @@ class InMemoryWorldModelCache:
 
 
 class SqliteWorldModelCache:
-    """A cache file shared by processes (sqlite handles the locking)."""
+    """A cache file shared by processes (sqlite handles the locking) and by the threads of one
+    (rollouts run episodes concurrently): one connection, used under a lock."""
 
     def __init__(self, path: str | Path) -> None:
         Path(path).parent.mkdir(parents=True, exist_ok=True)
-        self._db = sqlite3.connect(str(path), timeout=30, isolation_level=None)
+        self._lock = threading.Lock()
+        self._db = sqlite3.connect(str(path), timeout=30, isolation_level=None, check_same_thread=False)
         self._db.execute("PRAGMA journal_mode=WAL")
         self._db.execute(
             "CREATE TABLE IF NOT EXISTS world_model_cache (key TEXT PRIMARY KEY, envelope TEXT NOT NULL)"
         )
 
     def get(self, key: str) -> dict[str, Any] | None:
-        row = self._db.execute("SELECT envelope FROM world_model_cache WHERE key = ?", (key,)).fetchone()
+        with self._lock:
+            row = self._db.execute("SELECT envelope FROM world_model_cache WHERE key = ?", (key,)).fetchone()
         return None if row is None else json.loads(row[0])
 
     def put(self, key: str, envelope: dict[str, Any]) -> None:
-        self._db.execute(
-            "INSERT OR IGNORE INTO world_model_cache (key, envelope) VALUES (?, ?)",
-            (key, canonical_json(envelope)),
-        )
+        with self._lock:
+            self._db.execute(
+                "INSERT OR IGNORE INTO world_model_cache (key, envelope) VALUES (?, ?)",
+                (key, canonical_json(envelope)),
+            )
 
     def __len__(self) -> int:
-        return int(self._db.execute("SELECT COUNT(*) FROM world_model_cache").fetchone()[0])
+        with self._lock:
+            return int(self._db.execute("SELECT COUNT(*) FROM world_model_cache").fetchone()[0])
 
     def close(self) -> None:
-        self._db.close()
+        with self._lock:
+            self._db.close()
 
 
 class CachedWorldModel:

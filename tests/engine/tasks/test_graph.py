@@ -112,3 +112,24 @@ def test_roles_block_a_nonsensical_edge():
     employee = feeds("hr_get_employee", "payroll_create_payslip", "employee_email")
     assert employee and "employee" in employee[0]["roles"]
     assert feeds("recruiting_get_candidate", "mail_send_email", "to")
+
+
+def test_reportable_path_is_a_scalar_field_of_the_result_required_and_typed_first(tiny_specs):
+    from compoworld_assets.engine.tasks.graph import reportable_path
+    from compoworld_assets.engine.types import TYPE_KEY
+
+    tool = tiny_specs[0].tools[0]
+
+    def returning(schema):
+        return tool.model_copy(update={"returns": schema})
+
+    scalars = {"type": "object", "required": ["count"], "properties": {
+        "count": {"type": "integer"}, "link": {"type": "string", TYPE_KEY: "url"}, "note": {"type": "string"}}}
+    assert reportable_path(returning(scalars)) == "count", "required before optional"
+    assert reportable_path(returning({**scalars, "required": []})) == "link", "then shared-typed"
+    assert reportable_path(returning({"type": "object", "properties": {
+        "items": {"type": "array", "items": {"type": "string"}},
+        "maybe": {"anyOf": [{"type": "string"}, {"type": "null"}]}}})) is None, "no lists, no nullable fields"
+    assert reportable_path(returning({"allOf": [{"type": "object", "properties": {"uri": {"allOf": [
+        {"type": "string"}, {"description": "where"}]}}}]})) == "uri"
+    assert reportable_path(returning({})) is None

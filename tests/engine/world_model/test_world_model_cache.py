@@ -116,3 +116,20 @@ def test_offline_model_through_the_cache_is_stable(spec, state, tmp_path):
     )
     assert model.simulate(spec, tool, {"ticket_id": "tick_0002"}, state).result["data"]["ticket_id"] == "tick_0002"
     assert model.hits == 1
+
+
+def test_sqlite_cache_serves_the_threads_of_concurrent_episodes(spec, state, tmp_path):
+    """Rollouts run episodes in threads over one cache: every thread gets the same simulation."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    model = CachedWorldModel(OfflineWorldModel(), SqliteWorldModelCache(tmp_path / "wm.sqlite"))
+    tool = spec.tool("summarize_ticket")
+    model.simulate(spec, tool, {"ticket_id": "tick_0002"}, state)  # the connection is made on this thread
+
+    def ask(n: int):
+        return model.simulate(spec, tool, {"ticket_id": f"tick_000{n % 2 + 1}"}, state).result
+
+    with ThreadPoolExecutor(4) as pool:
+        results = list(pool.map(ask, range(24)))
+    assert all(r["success"] for r in results), [r for r in results if not r["success"]][:2]
+    assert results[2] == results[4] == ask(2)
