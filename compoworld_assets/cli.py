@@ -267,7 +267,8 @@ def _print_summary(summary: dict[str, int], data_dir: str) -> None:
     print("UI:   scripts/ui.sh  → http://127.0.0.1:3000 (asset graph, runs, checks)")
 
 
-def main(argv: list[str] | None = None) -> int:
+def build_parser() -> argparse.ArgumentParser:
+    """The command line's verbs and options (the docs test checks the docs against it)."""
     parser = argparse.ArgumentParser(prog="compoworld", description=__doc__)
     sub = parser.add_subparsers(dest="command", required=True)
     run = sub.add_parser("run", help="run the main job on the embedded default")
@@ -288,7 +289,11 @@ def main(argv: list[str] | None = None) -> int:
     sub.add_parser("assets", help="list the assets `materialize` takes and how each is partitioned")
     for command in sub.choices.values():
         command.add_argument("--data-dir", default="data")
-    args = parser.parse_args(argv)
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = build_parser().parse_args(argv)
     # What can be refused without Dagster is refused before it is imported (seconds).
     if args.command == "materialize":
         _refuse_selection(args.assets, args.partition)
