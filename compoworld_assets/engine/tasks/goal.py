@@ -149,6 +149,10 @@ class Describer:
         path = binding.path or "$"
         field = path.rsplit(".", 1)[-1]
         what = "id" if _RECORD_PATH.fullmatch(path) else field_words(field)
+        step = self.steps[binding.step or 0]
+        if self.tool(step).entity is None or self.tool(step).effect == Effect.ACTION:
+            # no record to name (an entity-less read, an action): the value comes back from the last request
+            return f"the {what} it returns (as {name})"
         return f"the {what} of {self.subject(binding.step or 0)} (as {name})"
 
 
