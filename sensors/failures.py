@@ -1,18 +1,18 @@
 """Record every failed run as one JSON line in ``<data dir>/run_failures.jsonl``.
 
 A file, not a DuckDB table: the sensor must never wait on the database lock a running step holds.
+The data dir is the ``storage`` resource's, like every other artifact's.
 """
 
 import json
-import os
 from datetime import UTC, datetime
 from pathlib import Path
 
 import dagster as dg
 
+from resources import StorageResource
 
-def failures_path() -> Path:
-    return Path(os.environ.get("COMPOWORLD_DATA_DIR", "data")) / "run_failures.jsonl"
+FAILURES_FILE = "run_failures.jsonl"
 
 
 def failure_row(context: dg.RunFailureSensorContext) -> dict:
@@ -28,17 +28,14 @@ def failure_row(context: dg.RunFailureSensorContext) -> dict:
     }
 
 
-def read_failures(path: Path | None = None) -> list[dict]:
-    path = path or failures_path()
+def read_failures(path: Path) -> list[dict]:
     if not path.exists():
         return []
     return [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
 
 
 @dg.run_failure_sensor(default_status=dg.DefaultSensorStatus.RUNNING, minimum_interval_seconds=30)
-def run_failure_recorder(context: dg.RunFailureSensorContext) -> None:
+def run_failure_recorder(context: dg.RunFailureSensorContext, storage: StorageResource) -> None:
     """Append the failed run (id, job, partition, failed steps, message) to ``run_failures.jsonl``."""
-    path = failures_path()
-    path.parent.mkdir(parents=True, exist_ok=True)
-    with path.open("a") as out:
+    with storage.path(FAILURES_FILE).open("a") as out:
         out.write(json.dumps(failure_row(context), sort_keys=True) + "\n")

@@ -8,11 +8,11 @@ spec hash, so a partition is requested once per spec version.
 """
 
 import hashlib
-import os
 from pathlib import Path
 
 import dagster as dg
 
+from resources import SpecSourcesResource
 from sensors.jobs import build_services_job, import_specs_job
 from sensors.lineage import current_spec_hashes, stale_services
 
@@ -31,9 +31,10 @@ def folder_fingerprint(folder: Path) -> str:
 
 @dg.sensor(jobs=[import_specs_job, build_services_job], minimum_interval_seconds=30,
            default_status=dg.DefaultSensorStatus.STOPPED)
-def spec_drop_folder_sensor(context: dg.SensorEvaluationContext):
-    """Import when the drop folder changes; then build each service partition that is stale."""
-    fingerprint = folder_fingerprint(Path(os.environ.get("COMPOWORLD_SPEC_DIR", "specs")))
+def spec_drop_folder_sensor(context: dg.SensorEvaluationContext, spec_sources: SpecSourcesResource):
+    """Import when the drop folder changes (the ``spec_sources`` resource's); then build each service
+    partition that is stale."""
+    fingerprint = folder_fingerprint(Path(spec_sources.drop_folder))
     if fingerprint != context.cursor:
         context.update_cursor(fingerprint)
         return dg.RunRequest(run_key=f"specs-{fingerprint}", job_name=import_specs_job.name)

@@ -2,6 +2,7 @@
 
 import dagster as dg
 
+from resources import StorageResource
 from sensors.failures import read_failures, run_failure_recorder
 
 
@@ -15,13 +16,13 @@ def exploding_job():
     explode()
 
 
-def test_failed_run_is_recorded(tmp_path, monkeypatch, instance):
-    monkeypatch.setenv("COMPOWORLD_DATA_DIR", str(tmp_path / "data"))
+def test_failed_run_is_recorded(tmp_path, instance):
     result = exploding_job.execute_in_process(instance=instance, raise_on_error=False)
     assert not result.success
     context = dg.build_run_status_sensor_context(
         sensor_name=run_failure_recorder.name, dagster_instance=instance, dagster_run=result.dagster_run,
         dagster_event=result.get_run_failure_event(),
+        resources={"storage": StorageResource(data_dir=str(tmp_path / "data"))},
     ).for_run_failure()
     run_failure_recorder(context)
     run_failure_recorder(context)

@@ -10,6 +10,7 @@ import pytest
 from dagster._core.definitions.data_version import CachingStaleStatusResolver, StaleStatus
 from dagster._core.loader import LoadingContextForTest
 
+from resources import SpecSourcesResource
 from sensors.jobs import IMPORT_SPECS
 from sensors.lineage import SPEC_CHANGED, stale_services
 from sensors.spec_drop_folder import folder_fingerprint, spec_drop_folder_sensor
@@ -46,7 +47,8 @@ def test_one_changed_spec_makes_only_its_service_stale(drop_folder, instance, de
     assert status(instance, definitions, "tool_catalog") == StaleStatus.STALE
 
     context = dg.build_sensor_context(instance=instance, cursor=folder_fingerprint(drop_folder),
-                                      repository_def=definitions.get_repository_def())
+                                      repository_def=definitions.get_repository_def(),
+                                      resources={"spec_sources": SpecSourcesResource(drop_folder=str(drop_folder))})
     with dg.partition_loading_context(dynamic_partitions_store=instance):
         requests = spec_drop_folder_sensor.evaluate_tick(context).run_requests
     assert [(r.job_name, r.partition_key) for r in requests] == [("build_services_job", CHANGED)]
