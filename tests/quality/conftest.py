@@ -77,7 +77,7 @@ def dependency_graph_nodes() -> pl.DataFrame:
     return _frame([
         {"qualified_name": name, "service_id": name.split("_")[0], "tool": name.split("_", 1)[1],
          "domain": "business", "effect": effect, "entity": "X", "changes_state": effect == "create",
-         "code": True, "in_degree": i, "out_degree": 2 - i}
+         "code": True, "walkable": True, "in_degree": i, "out_degree": 2 - i}
         for i, (name, effect) in enumerate((("crm_create_x", "create"), ("crm_get_x", "read"), ("mail_send", None)))
     ], NODE_SCHEMA)
 
