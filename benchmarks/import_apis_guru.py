@@ -133,15 +133,12 @@ def build_sample(api: Path, count: int, seed: int, walks: int, time_limit_s: flo
     specs = [b.spec for b in builds.values()]
     graph = built_services_graph(built)
     with_edges = {data["service_id"] for node, data in graph.nodes(data=True) if graph.degree(node) > 0}
-    # Connectable: shares a type with another service (has a cross-service edge in the graph).
-    connectable = {graph.nodes[n]["service_id"] for a, b, data in graph.edges(data=True) if data["cross_service"]
-                   for n in (a, b)}
-    # Walks go through code and through world-model tools whose effect the spec determines.
-    code = {node for node, data in graph.nodes(data=True) if data["walkable"]}
-    walkable = {graph.nodes[a]["service_id"] for a, b, data in graph.edges(data=True)
-                if data["cross_service"] and a in code and b in code} | {
-        graph.nodes[b]["service_id"] for a, b, data in graph.edges(data=True)
-        if data["cross_service"] and a in code and b in code}
+    # Connectable: shares a type with another service (has a cross-service edge in the graph); walkable:
+    # such an edge between two tools walks may use (code, or world-model tools whose effect is checkable).
+    bridges = [(a, b) for a, b, data in graph.edges(data=True) if data["cross_service"]]
+    connectable = {graph.nodes[n]["service_id"] for edge in bridges for n in edge}
+    walkable = {graph.nodes[n]["service_id"] for edge in bridges
+                if all(graph.nodes[n]["walkable"] for n in edge) for n in edge}
     config = GenerationConfig()
     plans = sample_plans(graph, specs, seed, walks, config.walk)
     own_plans = {p.plan_hash() for p in plans if set(p.services) & own}
@@ -178,7 +175,7 @@ def build_sample(api: Path, count: int, seed: int, walks: int, time_limit_s: flo
     print(f"imported connectable:       {share(len(connectable & built_own), len(built_own))}")
     print(f"connectable in >=1 task:    {share(len(set(touched) & connectable), len(connectable & built_own))}")
     for sid in sorted(connectable & built_own):
-        print(f"  {sid:<48} {built[sid].spec.tools.__len__():>4} tools  {touched[sid]:>3} tasks")
+        print(f"  {sid:<48} {len(built[sid].spec.tools):>4} tools  {touched[sid]:>3} tasks")
     print("\n".join(audit_lines(audit)))
     print(f"wall time:                  {wall:.0f} s (import {import_s:.0f} s, build {build_s:.0f} s)")
 

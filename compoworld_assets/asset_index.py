@@ -39,8 +39,9 @@ def selection_error(keys: list[str], partition: str | None) -> str | None:
             close = difflib.get_close_matches(key, ASSET_PARTITIONS, n=3, cutoff=0.5)
             hints.append(f"{key} (did you mean {' or '.join(close)}?)" if close else key)
         return f"unknown asset(s): {', '.join(hints)}; `compoworld assets` lists them"
-    partitioned = {ASSET_PARTITIONS[key] for key in keys} - {None}
-    if len(partitioned) > 1 or (partitioned and len(partitioned) != len({ASSET_PARTITIONS[k] for k in keys})):
+    kinds = {ASSET_PARTITIONS[key] for key in keys}
+    partitioned = kinds - {None}
+    if len(kinds) > 1:
         by = ", ".join(f"{key} ({ASSET_PARTITIONS[key] or 'unpartitioned'})" for key in keys)
         return f"these assets are partitioned differently: materialize them separately: {by}"
     if partition is not None and not partitioned:

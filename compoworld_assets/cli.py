@@ -163,13 +163,15 @@ def _run_config(config: str | None) -> dict:
 
 def materialize_assets(data_dir: str, keys: list[str], partition: str | None, log_level: str,
                        config: str | None = None) -> None:
-    """Materialize ``keys`` (one partition, or for ``services`` without one: every registered service)."""
+    """Materialize ``keys`` (one partition, or for ``services`` without one: every registered service).
+
+    ``keys`` and ``partition`` have passed :func:`_refuse_selection` (``main`` checks them before
+    Dagster is imported)."""
     import dagster as dg
     from tqdm import tqdm
 
     from compoworld_assets.definitions import defs
 
-    _refuse_selection(keys, partition)
     graph = defs().resolve_asset_graph()
     partitions_defs = {graph.get(dg.AssetKey.from_user_string(k)).partitions_def for k in keys} - {None}
     from compoworld_assets.launch import ASSET_JOB, command_tags
@@ -294,17 +296,11 @@ def build_parser() -> argparse.ArgumentParser:
 
 def main(argv: list[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
-    # What can be refused without Dagster is refused before it is imported (seconds).
+    # Commands that need no Dagster run, and refusals, come before Dagster is imported (seconds).
+    if args.command in ("assets", "status", "export"):
+        return _command(args)
     if args.command == "materialize":
         _refuse_selection(args.assets, args.partition)
-    if args.command in ("status", "export"):
-        _database(args.data_dir)
-    if args.command == "assets":
-        from compoworld_assets.asset_index import ASSET_PARTITIONS
-
-        for key, partitions in ASSET_PARTITIONS.items():
-            print(f"  {key:<38} {'partitioned by ' + partitions if partitions else ''}")
-        return 0
     _prepare_environment(args.data_dir)
     from dagster import DagsterExecutionInterruptedError
 
@@ -326,6 +322,12 @@ def _command(args: argparse.Namespace) -> int:
     if args.command == "export":
         for name, count in export(args.data_dir, args.target).items():
             print(f"  {count:>6} rows → {args.target / name}")
+        return 0
+    if args.command == "assets":
+        from compoworld_assets.asset_index import ASSET_PARTITIONS
+
+        for key, partitions in ASSET_PARTITIONS.items():
+            print(f"  {key:<38} {'partitioned by ' + partitions if partitions else ''}")
         return 0
     if args.command == "run":
         summary = run_pipeline(args.data_dir, args.seed, args.rows_per_entity, args.tasks, args.round, args.log_level)

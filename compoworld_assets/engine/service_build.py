@@ -20,6 +20,7 @@ from compoworld_assets.engine.deadline import check_deadline, time_limit
 from compoworld_assets.engine.envelope import is_envelope
 from compoworld_assets.engine.library.seeding import Population, seed_service_state
 from compoworld_assets.engine.runtime.executor import ToolExecutor
+from compoworld_assets.engine.runtime.service_runtime import ServiceMount
 from compoworld_assets.engine.runtime.state import ServiceState
 from compoworld_assets.engine.specs.model import ServiceSpec, storable_text
 from compoworld_assets.engine.synthesis.base import SynthesizedModule, Synthesizer
@@ -46,6 +47,10 @@ class BuiltService(BaseModel):
     implementation: dict[str, Literal["code", "world_model"]]
     simulated: list[str] = []
     """World-model tools whose probe returned a type-valid result (the others are unusable)."""
+
+    def mount(self) -> ServiceMount:
+        """What a runtime pool mounts to serve this service."""
+        return ServiceMount(self.spec, self.module, self.implementation)
 
 
 class ServiceBuild(BaseModel):

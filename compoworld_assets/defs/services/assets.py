@@ -23,7 +23,7 @@ import dagster as dg
 import duckdb
 import polars as pl
 
-from compoworld_assets.defs.metadata import DATA_OWNERS, TABLE_KINDS, table_metadata
+from compoworld_assets.defs.metadata import DATA_OWNERS, TABLE_KINDS, table_schema
 from compoworld_assets.defs.services.partitions import service_partitions
 from compoworld_assets.engine import tables
 from compoworld_assets.engine.canonical import content_hash
@@ -124,7 +124,7 @@ def services(
                      f"{int(frame['n_verified'].sum())} verified), {len(quarantine)} quarantined")
     # Metadata here is every partition's: what describes one service is added per partition above.
     return dg.Output(frame, data_version=dg.DataVersion(content_hash(built_from)[:16]), metadata={
-        "dagster/column_schema": table_metadata("services", frame)["dagster/column_schema"],
+        "dagster/column_schema": dg.MetadataValue.table_schema(table_schema("services", frame)),
         "synthesizer": synthesizer.name,
     })
 

@@ -19,7 +19,6 @@ from compoworld_assets.engine.agents.world import DEFAULT_MOUNT_SIZE, services_t
 from compoworld_assets.engine.runtime.executor import SandboxLimits
 from compoworld_assets.engine.runtime.service_runtime import (
     RuntimePool,
-    ServiceMount,
     ServiceRuntime,
     WorldRuntime,
 )
@@ -95,8 +94,7 @@ class PooledWorldFactory:
         if missing:
             raise KeyError(f"task {task.task_id} needs services that were not built: {missing}")
         pool = self._lease(service_ids)
-        mounts = [ServiceMount(self.built[sid].spec, self.built[sid].module, self.built[sid].implementation)
-                  for sid in service_ids]
+        mounts = [self.built[sid].mount() for sid in service_ids]
         try:
             world = pool.world(mounts, self.initial_world(task, service_ids))
         except BaseException:

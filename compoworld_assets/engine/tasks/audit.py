@@ -14,12 +14,13 @@ from collections import Counter
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 
-from compoworld_assets.engine.runtime.service_runtime import RuntimePool, ServiceMount
+from compoworld_assets.engine.runtime.service_runtime import RuntimePool
 from compoworld_assets.engine.service_build import BuiltService
 from compoworld_assets.engine.tasks.consistency import check_task
 from compoworld_assets.engine.tasks.gate import QuarantinedTask
 from compoworld_assets.engine.tasks.instantiate import INCONSISTENT
 from compoworld_assets.engine.tasks.model import Task
+from compoworld_assets.engine.tasks.pipeline import task_world
 from compoworld_assets.engine.tasks.plan_exec import PlanExecutionError, execute_plan
 
 _RULE = re.compile(re.escape(INCONSISTENT) + r"(\w+):")
@@ -46,10 +47,8 @@ def audit_pool(tasks: Iterable[Task], quarantined: Iterable[QuarantinedTask], bu
     specs = {sid: b.spec for sid, b in built.items()}
     audit = PoolAudit(n_tasks=len(tasks))
     for task in tasks:
-        mounts = [ServiceMount(built[s].spec, built[s].module, built[s].implementation)
-                  for s in task.services + task.distractor_services]
         try:
-            calls, _, _ = execute_plan(task, pool.world(mounts, task.initial_state))
+            calls, _, _ = execute_plan(task, task_world(task, built, pool))
         except PlanExecutionError as problem:
             audit.unreplayable.append(f"{task.task_id}: {problem}")
             continue

@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 import networkx as nx
 
 from compoworld_assets.engine.canonical import content_hash
-from compoworld_assets.engine.runtime.service_runtime import RuntimePool, ServiceMount, WorldRuntime
+from compoworld_assets.engine.runtime.service_runtime import RuntimePool, WorldRuntime
 from compoworld_assets.engine.service_build import BuiltService
 from compoworld_assets.engine.specs.model import ServiceSpec
 from compoworld_assets.engine.tasks.gate import QuarantinedTask, self_test
@@ -51,6 +51,11 @@ def task_seed(seed: int, plan: Plan) -> int:
     return int(content_hash(["task-seed", seed, plan.plan_hash()])[:8], 16)
 
 
+def task_world(task: Task, built: Mapping[str, BuiltService], pool: RuntimePool) -> WorldRuntime:
+    """The world a task's gold plan runs on: its services and distractors, reset to its initial state."""
+    return pool.world([built[s].mount() for s in task.services + task.distractor_services], task.initial_state)
+
+
 def generate_tasks(specs: Iterable[ServiceSpec], built: Mapping[str, BuiltService], seed: int, n: int,
                    config: GenerationConfig = GenerationConfig(), writer: InstructionWriter | None = None,
                    pool: RuntimePool | None = None,
@@ -79,9 +84,7 @@ def generate_tasks(specs: Iterable[ServiceSpec], built: Mapping[str, BuiltServic
     quarantined: list[QuarantinedTask] = []
 
     def runtime_for(task: Task) -> WorldRuntime:
-        mounts = [ServiceMount(built[s].spec, built[s].module, built[s].implementation)
-                  for s in task.services + task.distractor_services]
-        return pool.world(mounts, task.initial_state)
+        return task_world(task, built, pool)
 
     try:
         for plan in plans:
