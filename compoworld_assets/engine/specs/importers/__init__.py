@@ -28,6 +28,11 @@ from compoworld_assets.engine.specs.importers.mcp import import_mcp_tools, is_mc
 from compoworld_assets.engine.specs.importers.openai_functions import import_openai_functions
 from compoworld_assets.engine.specs.importers.openapi import import_openapi
 from compoworld_assets.engine.specs.importers.seed_data import attach_seed_data, companion_data, is_data_path
+from compoworld_assets.engine.specs.importers.service_ids import (
+    assign_service_ids,
+    spec_fingerprint,
+    with_service_id,
+)
 from compoworld_assets.engine.specs.limits import DEFAULT_LIMITS, ImportLimits
 from compoworld_assets.engine.specs.model import ImportResult, QuarantinedSpec
 
@@ -194,7 +199,7 @@ def _attach(result: ImportResult, data_path: Path) -> None:
 
 
 def import_spec_dir(path: str | Path, kind: SpecKind = "auto") -> ImportResult:
-    """Import every spec file under ``path`` (recursively, sorted); later duplicate ids are quarantined."""
+    """Import every spec file under ``path`` (recursively, sorted), one service id per distinct API."""
     root = Path(path)
     result = ImportResult()
     if not root.is_dir():
@@ -207,19 +212,21 @@ def import_spec_dir(path: str | Path, kind: SpecKind = "auto") -> ImportResult:
 
 
 def dedupe_service_ids(result: ImportResult, seen: set[str] | None = None) -> ImportResult:
-    """Keep the first spec of each service id; later ones are quarantined as duplicates."""
-    seen = set() if seen is None else seen
+    """Give every distinct API its own service id (:mod:`.service_ids`); an API listed twice is quarantined.
+
+    ``seen`` holds ids already in use (the built-in library's); an imported spec with one is renamed.
+    """
+    specs = result.specs
+    assigned = assign_service_ids(
+        ((spec.id, spec.source.location, spec_fingerprint(spec)) for spec in specs), seen or ())
     deduped = ImportResult(quarantined=list(result.quarantined))
-    for spec in result.specs:
-        if spec.id in seen:
-            deduped.quarantined.append(
-                QuarantinedSpec.from_error(
-                    spec.source.kind, spec.source.location, "duplicate service id", spec.id
-                )
-            )
-            continue
-        seen.add(spec.id)
-        deduped.specs.append(spec)
+    for spec, service_id in zip(specs, assigned, strict=True):
+        if service_id is None:
+            deduped.quarantined.append(QuarantinedSpec.from_error(
+                spec.source.kind, spec.source.location,
+                f"duplicate of service {spec.id!r}: same content as a spec imported before", spec.id))
+        else:
+            deduped.specs.append(with_service_id(spec, service_id))
     return deduped
 
 
