@@ -22,6 +22,11 @@ class SandboxResource(dg.ConfigurableResource):
         description="Run LLM-written service modules even where bubblewrap cannot isolate them "
         "(seccomp and resource limits only). Off: such modules are refused with the reason.",
     )
+    max_live_services: int = Field(
+        default=64, ge=1,
+        description="Service processes one runtime pool keeps alive; the least recently mounted are "
+        "closed first (each is ~24 MB). Concurrent episodes each lease a pool.",
+    )
 
     def limits(self) -> SandboxLimits:
         return SandboxLimits(
@@ -32,6 +37,7 @@ class SandboxResource(dg.ConfigurableResource):
             max_reply_mb=self.max_reply_mb,
             max_reply_items=self.max_reply_items,
             allow_unisolated=self.allow_unisolated,
+            max_live_services=self.max_live_services,
         )
 
     def executor_factory(self, *, trusted: bool) -> Callable[[str], ToolExecutor]:

@@ -26,6 +26,8 @@ class SandboxLimits:
     ``max_reply_mb`` bounds one reply frame (result plus state) in bytes and ``max_reply_items`` in
     JSON values (a few MB of ``{},`` decode into millions of objects). ``allow_unisolated`` is the
     explicit opt-in to run untrusted (LLM-written) modules where bubblewrap cannot isolate them.
+    ``max_live_services`` caps the service runtimes (each a process when it runs code) one
+    :class:`~compoworld_assets.engine.runtime.service_runtime.RuntimePool` keeps alive.
     """
 
     cpu_seconds: int = 30
@@ -35,6 +37,11 @@ class SandboxLimits:
     max_reply_mb: int = 64
     max_reply_items: int = 1_000_000
     allow_unisolated: bool = False
+    max_live_services: int = 64
+
+    def __post_init__(self) -> None:
+        if self.max_live_services < 1:
+            raise ValueError(f"max_live_services must be at least 1, got {self.max_live_services}")
 
 
 class ToolExecutor(Protocol):

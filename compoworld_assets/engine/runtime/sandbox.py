@@ -364,6 +364,10 @@ class SandboxedExecutor:
     def close(self) -> None:
         self._finalizer()
 
+    @property
+    def closed(self) -> bool:
+        return not self._finalizer.alive
+
     def reset(self, state: ServiceState) -> None:
         """Install ``state``; nothing crosses the pipe when the child already holds exactly this JSON."""
         self._mirror = _state_json(state)
@@ -398,7 +402,7 @@ class SandboxedExecutor:
         return ServiceState.model_validate_json(self._mirror)
 
     def call(self, tool: str, args: dict[str, Any]) -> dict[str, Any]:
-        if not self._finalizer.alive:
+        if self.closed:
             raise RuntimeError("the executor is closed")
         try:
             request = _encode({"op": "call", "tool": tool, "args": args, "restore": self._restore_pending})

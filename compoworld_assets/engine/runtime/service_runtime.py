@@ -14,6 +14,7 @@ yet start side by side (each start is mostly the child's interpreter start-up).
 
 from __future__ import annotations
 
+from collections import OrderedDict
 from collections.abc import Iterable, Mapping
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
@@ -178,13 +179,22 @@ class ServiceMount:
 
 
 class RuntimePool:
-    """Service runtimes kept alive across episodes, keyed by spec, module source and routing."""
+    """Service runtimes kept alive across episodes, keyed by spec, module source and routing.
+
+    At most ``limits.max_live_services`` runtimes stay alive (a world that mounts more gets them
+    all): before starting the ones a world lacks, the pool closes the least recently mounted
+    runtimes the world does not use, so its processes (and memory) do not grow with the library.
+    """
 
     def __init__(self, world_model: WorldModel | None = None, limits: SandboxLimits = DEFAULT_LIMITS) -> None:
         self.world_model = world_model
         self.limits = limits
-        # Keyed by the spec's JSON itself: as exact as its content hash and several times cheaper.
-        self._runtimes: dict[_Key, ServiceRuntime] = {}
+        # Keyed by the spec's JSON itself: as exact as its content hash and several times cheaper;
+        # in mount order, least recently mounted first.
+        self._runtimes: OrderedDict[_Key, ServiceRuntime] = OrderedDict()
+        # The JSON of each spec object mounted so far (by identity, the object kept alive with it).
+        self._spec_json: dict[int, tuple[ServiceSpec, str]] = {}
+        self.evicted = 0
 
     def __len__(self) -> int:
         return len(self._runtimes)
@@ -200,12 +210,6 @@ class RuntimePool:
     def __exit__(self, *exc_info: object) -> None:
         self.close()
 
-    def runtime(self, mount: ServiceMount) -> ServiceRuntime:
-        key, routes = self._key(mount)
-        if key not in self._runtimes:
-            self._runtimes[key] = self._new_runtime(mount, routes)
-        return self._runtimes[key]
-
     def world(self, mounts: Iterable[ServiceMount], state: WorldState | None = None) -> WorldRuntime:
         """A world of the given services (reusing pooled runtimes), reset to ``state`` or empty."""
         keyed: dict[str, tuple[_Key, dict[str, str], ServiceMount]] = {}
@@ -213,15 +217,32 @@ class RuntimePool:
             if mount.spec.id in keyed:
                 raise ValueError(f"service {mount.spec.id!r} is mounted twice")
             keyed[mount.spec.id] = (*self._key(mount), mount)
+        wanted = [key for key, _, _ in keyed.values()]
+        self._evict(keep=set(wanted), room=sum(1 for key in wanted if key not in self._runtimes))
         self._start_missing(list(keyed.values()))
+        for key in wanted:
+            self._runtimes.move_to_end(key)
         world = WorldRuntime({sid: self._runtimes[key] for sid, (key, _, _) in keyed.items()})
         world.reset(state or WorldState())
         return world
 
+    def _evict(self, keep: set[_Key], room: int) -> None:
+        """Close least recently mounted runtimes outside ``keep`` until ``room`` more fit under the cap."""
+        excess = len(self._runtimes) + room - self.limits.max_live_services
+        for key in [key for key in self._runtimes if key not in keep][:max(excess, 0)]:
+            self._runtimes.pop(key).close()
+            self.evicted += 1
+
     def _key(self, mount: ServiceMount) -> tuple[_Key, dict[str, str]]:
         routes = resolve_implementation(mount.spec, mount.module, mount.implementation)
-        key = (mount.spec.id, mount.spec.model_dump_json(), mount.module.source_hash, canonical_json(routes))
+        key = (mount.spec.id, self._json_of(mount.spec), mount.module.source_hash, canonical_json(routes))
         return key, routes
+
+    def _json_of(self, spec: ServiceSpec) -> str:
+        cached = self._spec_json.get(id(spec))
+        if cached is None or cached[0] is not spec:
+            cached = self._spec_json[id(spec)] = (spec, spec.model_dump_json())
+        return cached[1]
 
     def _new_runtime(self, mount: ServiceMount, routes: dict[str, str]) -> ServiceRuntime:
         return ServiceRuntime(mount.spec, mount.module, routes, self.world_model, self.limits)

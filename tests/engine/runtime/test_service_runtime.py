@@ -1,5 +1,7 @@
 from __future__ import annotations
 
+import dataclasses
+
 import pytest
 
 from compoworld_assets.engine.runtime.executor import SandboxLimits
@@ -221,3 +223,23 @@ def test_pool_starts_missing_services_side_by_side_and_keeps_them_when_one_fails
         assert None not in pids and len(set(pids)) == 3
         assert [world.call(sid, "create_note", {"title": sid})["data"]["id"] for sid in world.service_ids] == [
             "note_0001"] * 3
+
+
+def test_pool_keeps_at_most_max_live_services_closing_the_least_recently_mounted():
+    limits = dataclasses.replace(LIMITS, max_live_services=2)
+    mounts = {sid: ServiceMount(notes_spec(sid), notes_module(notes_spec(sid))) for sid in ("a", "b", "c")}
+    with RuntimePool(OfflineWorldModel(), limits) as pool:
+        first = pool.world([mounts["a"], mounts["b"]])
+        a_process = first.service("a").executor
+        pool.world([mounts["a"]])  # a is now the most recently mounted
+        b_process = first.service("b").executor
+        third = pool.world([mounts["c"]])
+        assert pool.service_ids == {"a", "c"} and pool.evicted == 1
+        assert b_process.closed and not a_process.closed
+        assert third.call("c", "create_note", {"title": "C"})["success"]
+        # a world larger than the cap gets every service it mounts
+        big = pool.world(list(mounts.values()))
+        assert len(pool) == 3 and big.service("b").executor is not b_process
+        assert big.call("b", "create_note", {"title": "B"})["data"]["id"] == "note_0001"
+        pool.world([mounts["c"]])
+        assert pool.service_ids == {"b", "c"}, "the next world brings the pool back under the cap"
