@@ -24,6 +24,7 @@ DEFAULT_MOUNT_SIZE = 15
 class MountedService(Protocol):
     spec: ServiceSpec
     module: SynthesizedModule
+    spec_hash: str  # ``spec.content_hash()``, computed once when the service is mounted, not per episode
 
 
 class MountedWorld(Protocol):
@@ -51,7 +52,7 @@ def environment_versions(world: MountedWorld) -> dict[str, dict[str, str]]:
     versions = {}
     for sid in sorted(world.service_ids):
         service = world.service(sid)
-        versions[sid] = {"version": service.spec.version, "spec_hash": service.spec.content_hash(),
+        versions[sid] = {"version": service.spec.version, "spec_hash": service.spec_hash,
                          "module_hash": service.module.source_hash}
     return versions
 

@@ -66,6 +66,7 @@ class ServiceRuntime:
         limits: SandboxLimits = DEFAULT_LIMITS,
     ) -> None:
         self.spec = spec
+        self.spec_hash = spec.content_hash()
         self.module = module
         self.implementation = resolve_implementation(spec, module, implementation)
         routes = set(self.implementation.values())

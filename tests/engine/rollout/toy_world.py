@@ -39,6 +39,7 @@ def toy_modules() -> dict[str, SynthesizedModule]:
 class InProcessService:
     def __init__(self, spec: ServiceSpec, module: SynthesizedModule) -> None:
         self.spec = spec
+        self.spec_hash = spec.content_hash()
         self.module = module
         namespace: dict[str, Any] = {}
         exec(compile(module.source, f"<{spec.id}>", "exec"), namespace)  # noqa: S102 - trusted test module
