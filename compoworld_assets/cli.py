@@ -77,7 +77,7 @@ def _all_services_tags(instance) -> dict[str, str]:
             "dagster/asset_partition_range_end": partitions[-1]}
 
 
-def run_pipeline(data_dir: str, seed: int, rows_per_entity: int, n_plans: int, task_round: str,
+def run_pipeline(data_dir: str, seed: int, rows_per_entity: int, n_plans: int | None, task_round: str,
                  log_level: str = "WARNING") -> dict[str, int]:
     """Materialize every stage in order with a progress bar over the stages; returns the summary counts."""
     from tqdm import tqdm
@@ -100,8 +100,9 @@ def run_pipeline(data_dir: str, seed: int, rows_per_entity: int, n_plans: int, t
     def task_round_stage() -> None:
         if not instance.has_dynamic_partition("task_round", task_round):
             instance.add_dynamic_partitions("task_round", [task_round])
+        walks = {} if n_plans is None else {"n_plans": n_plans}
         launch("task_round_job", partition_key=task_round,
-               run_config={"ops": {"sample_tasks": {"config": {"seed": seed, "n_plans": n_plans}}}})
+               run_config={"ops": {"sample_tasks": {"config": {"seed": seed, **walks}}}})
 
     def datasets() -> None:
         launch("datasets_job")
@@ -110,7 +111,7 @@ def run_pipeline(data_dir: str, seed: int, rows_per_entity: int, n_plans: int, t
         ("importing specs", import_specs),
         ("synthesizing and verifying services", build_services),
         ("building the tool catalog and the dependency graph", catalog_and_graph),
-        (f"task round {task_round}: ~{n_plans} walks, oracle rollouts, verification", task_round_stage),
+        (f"task round {task_round}: {n_plans or 'default'} walks, oracle rollouts, verification", task_round_stage),
         ("writing the SFT and RL datasets and the dbt marts", datasets),
     ]
     with tqdm(stages, desc="compoworld run", unit="stage", file=sys.stdout) as bar:
@@ -276,7 +277,9 @@ def build_parser() -> argparse.ArgumentParser:
     run = sub.add_parser("run", help="run the main job on the embedded default")
     run.add_argument("--seed", type=int, default=7)
     run.add_argument("--rows-per-entity", type=int, default=5)
-    run.add_argument("--tasks", type=int, default=1100, help="task walks to sample (tasks = those passing the gate)")
+    run.add_argument("--tasks", type=int, default=None,
+                     help="task walks to sample (tasks = those passing the gate); default: 1,100, or 13 per "
+                          "service when the library has more than 84 services")
     run.add_argument("--round", default="r000", help="task generation round (a task_round partition)")
     materialize = sub.add_parser("materialize", help="materialize assets (with their checks)")
     materialize.add_argument("assets", nargs="+", help="asset keys, e.g. services or marts/catalog_by_domain")

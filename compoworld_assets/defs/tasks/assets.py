@@ -1,5 +1,6 @@
 """Stage 5: sample cross-service tasks per generation round; derive their rubrics."""
 
+import math
 from collections import Counter
 
 import dagster as dg
@@ -19,12 +20,16 @@ from compoworld_assets.engine.tasks.preview import tasks_markdown
 from compoworld_assets.engine.tasks.sampling import WalkConfig
 from resources import LLMResource, SandboxResource, StorageResource
 
-SAMPLER_VERSION = "2"
+SAMPLER_VERSION = "3"
+MIN_PLANS = 1100
 
 
 class TaskRoundConfig(dg.Config):
     seed: int = 7
-    n_plans: int = 1100
+    n_plans: int | None = Field(default=None, description="walks to sample; none: plan_count's default")
+    plans_per_service: float = Field(
+        default=13.0, description="with n_plans unset, walks per built service (at least MIN_PLANS): the task "
+        "volume grows with the library; 13 gives the paper's >= 3K SFT trajectories and >= 1K RL tasks at 448 services")
     min_length: int = 2
     max_length: int = 5
     min_services: int = 2
@@ -34,6 +39,12 @@ class TaskRoundConfig(dg.Config):
     instruction_style: str = "goal"
     level_mix: dict[str, float] = Field(default_factory=dict,
                                         description="target shares of easy/medium/hard plans; empty: no target")
+
+    def plan_count(self, n_services: int) -> int:
+        """``n_plans`` when set, else ``max(MIN_PLANS, ceil(plans_per_service * n_services))``."""
+        if self.n_plans is not None:
+            return self.n_plans
+        return max(MIN_PLANS, math.ceil(self.plans_per_service * n_services))
 
     def generation(self) -> GenerationConfig:
         return GenerationConfig(
@@ -81,10 +92,11 @@ def sample_tasks(context: dg.AssetExecutionContext, config: TaskRoundConfig, ser
     round_key = context.partition_key
     specs = tables.specs_from_rows(service_specs)
     built = tables.built_services_from_rows(specs, services)
+    n_plans = config.plan_count(len(built))
     try:
         with RuntimePool(llm.world_model(storage.world_model_cache), sandbox.limits()) as pool:
             tasks, quarantined = generate_tasks([specs[s] for s in sorted(built)], built,
-                                                round_seed(config.seed, round_key), config.n_plans,
+                                                round_seed(config.seed, round_key), n_plans,
                                                 config.generation(), writer=llm.instruction_writer(), pool=pool,
                                                 graph=graph_from_tables(dependency_graph_nodes, dependency_graph))
     except ValueError as exc:
@@ -102,7 +114,7 @@ def sample_tasks(context: dg.AssetExecutionContext, config: TaskRoundConfig, ser
                         "by_instruction_style": dg.MetadataValue.json(_counts(t.instruction_style for t in tasks)),
                         "by_trap": dg.MetadataValue.json(_counts(t.traps[0].kind if t.traps else "none" for t in tasks)),
                         "n_tasks": len(frame),
-                        "n_plans": config.n_plans,
+                        "n_plans": n_plans,
                         "gate_pass_share": round(len(tasks) / gated, 4) if gated else 0.0,
                         "by_split": dg.MetadataValue.json(dict(frame.group_by("split").len().sort("split").iter_rows())),
                         "by_length": dg.MetadataValue.json(

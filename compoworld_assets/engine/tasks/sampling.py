@@ -11,7 +11,8 @@ attribute ``walkable``: code, or a world-model tool whose result is type-checked
 change the spec determines, :func:`.graph.simulation_walkable`) are used, so replaying a plan is
 deterministic and its effects are checkable. A simulated ``action`` (its spec names no effect) is
 walked only where its result feeds the next step or the answer: a walk ends only on a step the
-rubric can check (:func:`can_end_a_task`).
+rubric can check (:func:`can_end_a_task`), and it is never the write a plan needs (``require_write``):
+offline it changes nothing a criterion could check.
 
 Every service with a cross-service edge gets its chance: while some such service is in no accepted
 plan yet, a share of the walks (``bridge_probability``) starts on one of its cross-service edges
@@ -118,6 +119,7 @@ class _Tool:
     key: str | None
     outputs: list[tuple[str, str]]
     can_end: bool = True  # see can_end_a_task
+    writes: bool = False  # see _writes
     edges: list[_Edge] = field(default_factory=list)
 
 
@@ -210,7 +212,7 @@ def _tool_index(graph: nx.MultiDiGraph, specs: Iterable[ServiceSpec]) -> dict[st
         outputs = sorted(((p, t) for p, t in tool.output_types().items() if p in reliable),
                          key=lambda item: ("[]" in item[0], item[0].count("."), item[0]))
         tools[name] = _Tool(data["service_id"], spec, tool, spec.key_parameter(tool), outputs,
-                            can_end=data["code"] or can_end_a_task(tool))
+                            can_end=data["code"] or can_end_a_task(tool), writes=_writes(tool, data["code"]))
     for name, info in tools.items():
         for _, target, key, data in sorted(graph.out_edges(name, keys=True, data=True)):
             if target in tools and not _finds_nothing(info.tool, tools[target].tool, data["output_path"]):
@@ -223,6 +225,13 @@ def can_end_a_task(tool: ToolSpec) -> bool:
     """Whether a simulated tool's step can be a plan's last: the rubric checks the record it names
     (not for an ``action``, whose spec names no effect), or the answer reports a field of its result."""
     return (tool.entity is not None and tool.effect != Effect.ACTION) or reportable_path(tool) is not None
+
+
+def _writes(tool: ToolSpec, code: bool) -> bool:
+    """Whether a step of ``tool`` changes state a rubric can check: any state-changing code tool, or a
+    simulated create/update/delete (its spec names the record). A simulated ``action`` does not count:
+    its spec names no effect, so the world model changes nothing a criterion could look at."""
+    return tool.changes_state and (code or tool.effect != Effect.ACTION)
 
 
 def _finds_nothing(source: ToolSpec, target: ToolSpec, output_path: str) -> bool:
@@ -309,7 +318,7 @@ def is_notice(target: _Tool, parameter: str) -> bool:
 def _acceptable(plan: Plan, tools: dict[str, _Tool], config: WalkConfig) -> bool:
     if len(plan.services) < config.min_services or _deletes_own_creation(plan, tools):
         return False
-    if config.require_write and not any(tools[s.qualified_name].tool.changes_state and tools[s.qualified_name].can_end
+    if config.require_write and not any(tools[s.qualified_name].writes and tools[s.qualified_name].can_end
                                         for s in plan.steps):
         return False
     return crosses_services(plan)

@@ -81,6 +81,19 @@ def test_a_simulated_action_only_feeds_later_steps(tiny_specs):
                    for s in plan.steps)
 
 
+def test_a_plan_whose_only_writes_are_simulated_actions_is_not_kept(tiny_specs):
+    """Offline a simulated action changes nothing: a walk needs a write some criterion can check."""
+    from compoworld_assets.engine.specs.model import Effect
+
+    acting = [s.model_copy(update={"tools": [t.model_copy(update={"effect": Effect.ACTION}) if t.changes_state else t
+                                             for t in s.tools]}) for s in tiny_specs]
+    implementation = {s.id: {t.name: "world_model" for t in s.tools if t.effect == Effect.ACTION} for s in acting}
+    graph = build_dependency_graph(acting, implementation, {sid: list(tools) for sid, tools in implementation.items()})
+    assert sum(1 for _, data in graph.nodes(data=True) if data["walkable"] and not data["code"]) > 0
+    assert sample_plans(graph, acting, 3, 30) == []
+    assert sample_plans(graph, acting, 3, 30, WalkConfig(require_write=False))
+
+
 def test_a_small_service_joined_by_few_edges_still_gets_into_plans(library):
     """A one-tool link shortener takes a URL from the 30 built-in services; plain walks over the
     library never reach it in 30 plans, bridge walks always do."""
