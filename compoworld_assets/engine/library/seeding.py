@@ -254,19 +254,24 @@ class _RowMaker:
 
 def effective_type(spec_field: FieldSpec) -> str | None:
     """The field's shared type if its JSON type fits; for untyped strings, one hinted by the name."""
-    kind = spec_field.type
+    return _effective_type(spec_field.type, spec_field.json_type, spec_field.name)
+
+
+@lru_cache(maxsize=65536)
+def _effective_type(kind: str | None, json_type: str, name: str) -> str | None:
+    """:func:`effective_type` of the three things it depends on (cached: seeding asks per value)."""
     if kind is not None:
         if is_entity_ref(kind):
-            return kind if spec_field.json_type == "string" else None
-        return kind if SHARED_TYPES[kind].json_type == spec_field.json_type else None
-    words = _words(spec_field.name)
-    if spec_field.json_type == "string":
+            return kind if json_type == "string" else None
+        return kind if SHARED_TYPES[kind].json_type == json_type else None
+    words = _words(name)
+    if json_type == "string":
         if words and words[-1] == "at":
             return "datetime"
         if words and words[-1] in ("date", "on"):
             return "date"
         return next((UNTYPED_HINTS[w] for w in words if w in UNTYPED_HINTS), None)
-    if spec_field.json_type == "number" and set(words) & {"amount", "price", "total", "cost", "balance"}:
+    if json_type == "number" and set(words) & {"amount", "price", "total", "cost", "balance"}:
         return "money"
     return None
 

@@ -26,6 +26,7 @@ from compoworld_assets.engine.canonical import content_hash
 from compoworld_assets.engine.runtime.state import WorldState
 from compoworld_assets.engine.tasks.model import ArgBinding, Task
 from compoworld_assets.engine.tasks.plan_exec import (
+    Checkpoint,
     Override,
     PlanExecutionError,
     WorldRuntimeLike,
@@ -70,8 +71,9 @@ def self_test(task: Task, runtime: WorldRuntimeLike) -> GateResult:
         if scores[name] > 0:
             passing = [r.id for r in results if r.passed and _is_positive(task, r.id)]
             reasons.append(f"{name} scores {scores[name]:.2f} (passes {passing})")
+    checkpoints: list[Checkpoint] = []
     try:
-        calls, final, answer = execute_plan(task, runtime)
+        calls, final, answer = execute_plan(task, runtime, checkpoints)
     except PlanExecutionError as exc:
         return GateResult(passed=False, reasons=reasons + [f"gold plan failed: {exc}"], scores=scores)
     gold_results = evaluate_rubric(task, final, answer)
@@ -82,7 +84,8 @@ def self_test(task: Task, runtime: WorldRuntimeLike) -> GateResult:
     reasons += _unreachable_traps(task, runtime)
     gold_outcome = _outcome(final, answer)
     gold_passes = all(r.passed for r in gold_results)
-    survivors, total = _mutation_survivors(task, runtime, [c.arguments for c in calls], gold_outcome, gold_passes)
+    survivors, total = _mutation_survivors(task, runtime, [c.arguments for c in calls], gold_outcome, gold_passes,
+                                           checkpoints)
     scores["mutations_caught"] = (total - len(survivors)) / total if total else 1.0
     reasons += [f"mutation not caught: {m}" for m in survivors]
     return GateResult(passed=not reasons, reasons=reasons, scores=scores)
@@ -108,8 +111,12 @@ def _outcome(final: WorldState, answer: dict[str, Any]) -> str:
 
 
 def _mutation_survivors(task: Task, runtime: WorldRuntimeLike, gold_args: list[dict[str, Any]],
-                        gold_outcome: str, gold_passes: bool) -> tuple[list[str], int]:
+                        gold_outcome: str, gold_passes: bool,
+                        checkpoints: list[Checkpoint]) -> tuple[list[str], int]:
     """Mutations whose outcome differs from the gold one yet pass every criterion, and how many were tried.
+
+    A mutation of step k replays from the gold run's checkpoint before step k: the steps before it
+    are the gold ones, so their calls are not run again.
 
     A mutation that ends in the gold final state with the gold answer (a later step overwrites
     the changed value) cannot be told apart by any outcome check, so it is not counted. Criteria
@@ -118,15 +125,16 @@ def _mutation_survivors(task: Task, runtime: WorldRuntimeLike, gold_args: list[d
     """
     survivors: list[str] = []
     total = 0
-    mutations: list[tuple[str, int | None, Override | None]] = []
+    before = {checkpoint.step: checkpoint for checkpoint in checkpoints}
+    mutations: list[tuple[str, int, int | None, Override | None]] = []
     for step in task.plan.steps:
-        mutations.append((f"drop step {step.index} ({step.qualified_name})", step.index, None))
+        mutations.append((f"drop step {step.index} ({step.qualified_name})", step.index, step.index, None))
         for name, binding in sorted(step.args.items()):
             changed = mutated_value(gold_args[step.index].get(name), binding, task)
-            mutations.append((f"step {step.index} ({step.qualified_name}) {name}={changed!r}", None,
+            mutations.append((f"step {step.index} ({step.qualified_name}) {name}={changed!r}", step.index, None,
                               Override(step.index, name, changed)))
-    for label, skip, override in mutations:
-        _, final, answer = replay_plan(task, runtime, skip=skip, override=override)
+    for label, at, skip, override in mutations:
+        _, final, answer = replay_plan(task, runtime, skip=skip, override=override, start=before[at])
         passes = _passes_every_criterion(task, final, answer)
         if (passes or not gold_passes) and _outcome(final, answer) == gold_outcome:
             continue

@@ -41,6 +41,19 @@ class Override:
     value: Any
 
 
+@dataclass(frozen=True)
+class Checkpoint:
+    """A run just before step ``step``: the world then and the results of the steps before it.
+
+    Services are deterministic given their state, so a replay that changes nothing before ``step``
+    may start here instead of from the initial world (the gate's mutations of later steps do).
+    """
+
+    step: int
+    state: WorldState
+    results: tuple[dict[str, Any] | None, ...]
+
+
 def read_path(data: Any, path: str) -> Any:
     """The value at ``path`` (``id``, ``items[0].email``, ``$`` for the whole value) in ``data``."""
     if path in ("", "$"):
@@ -72,28 +85,34 @@ def resolve(binding: ArgBinding, results: list[dict[str, Any] | None]) -> Any:
     return read_path(result["data"], binding.path or "$")
 
 
-def execute_plan(task: Task,
-                 runtime: WorldRuntimeLike) -> tuple[list[ToolCallRecord], WorldState, dict[str, Any]]:
+def execute_plan(task: Task, runtime: WorldRuntimeLike, checkpoints: list[Checkpoint] | None = None,
+                 ) -> tuple[list[ToolCallRecord], WorldState, dict[str, Any]]:
     """Run the gold plan on ``runtime`` (reset to the task's initial world).
 
-    Returns the calls, the final world state and the final answer (report field → value).
+    Returns the calls, the final world state and the final answer (report field → value); with
+    ``checkpoints``, appends a :class:`Checkpoint` before every step to it.
     Raises :class:`PlanExecutionError` when a step fails or a binding cannot be resolved.
     """
-    return replay_plan(task, runtime, strict=True)
+    return replay_plan(task, runtime, strict=True, checkpoints=checkpoints)
 
 
 def replay_plan(task: Task, runtime: WorldRuntimeLike, *, skip: int | None = None,
-                override: Override | None = None,
-                strict: bool = False) -> tuple[list[ToolCallRecord], WorldState, dict[str, Any]]:
+                override: Override | None = None, strict: bool = False, start: Checkpoint | None = None,
+                checkpoints: list[Checkpoint] | None = None,
+                ) -> tuple[list[ToolCallRecord], WorldState, dict[str, Any]]:
     """Run the plan, optionally with one step skipped or one argument replaced.
 
     Without ``strict`` an argument that cannot be resolved is left out (the call then fails or
-    does something else), as an agent that skipped the step producing it would have to.
+    does something else), as an agent that skipped the step producing it would have to. From
+    ``start`` (a checkpoint of a run that agrees with this one before its step) only the steps from
+    there run, and the calls returned are theirs; ``checkpoints`` collects one before every step run.
     """
-    runtime.reset(task.initial_state)
+    runtime.reset(task.initial_state if start is None else start.state)
     calls: list[ToolCallRecord] = []
-    results: list[dict[str, Any] | None] = []
-    for step in task.plan.steps:
+    results: list[dict[str, Any] | None] = [] if start is None else list(start.results)
+    for step in task.plan.steps[len(results):]:
+        if checkpoints is not None:
+            checkpoints.append(Checkpoint(step.index, runtime.world_state(), tuple(results)))
         if step.index == skip:
             results.append(None)
             continue

@@ -76,3 +76,25 @@ def test_pipeline_on_the_tiny_world(tiny_specs, tiny_built, pool):
         assert task.rubric and task.instruction and len(task.services) >= 2
         assert "cross-env-data-flow" in task.capabilities
     assert all(q.reason for q in quarantined)
+
+
+def test_a_replay_from_a_checkpoint_ends_where_a_replay_from_the_start_does(email_task, runtime_for):
+    """The gate replays mutations of step k from the gold run's checkpoint before k; that must be the
+    same outcome (state, answer, the calls from k on) as replaying the whole plan with the mutation."""
+    from compoworld_assets.engine.tasks.plan_exec import Override, execute_plan, replay_plan
+
+    runtime = runtime_for(email_task)
+    checkpoints = []
+    calls, final, answer = execute_plan(email_task, runtime, checkpoints)
+    assert [c.step for c in checkpoints] == [s.index for s in email_task.plan.steps]
+    assert checkpoints[0].results == () and len(checkpoints[-1].results) == len(calls) - 1
+    for step in email_task.plan.steps:
+        start = checkpoints[step.index]
+        for name in sorted(step.args):
+            changed = mutated_value(calls[step.index].arguments.get(name), step.args[name], email_task)
+            for kwargs in ({"skip": step.index}, {"override": Override(step.index, name, changed)}):
+                whole = replay_plan(email_task, runtime, **kwargs)
+                resumed = replay_plan(email_task, runtime, start=start, **kwargs)
+                assert resumed[1] == whole[1] and resumed[2] == whole[2]
+                assert resumed[0] == whole[0][step.index:]
+    assert replay_plan(email_task, runtime, start=checkpoints[-1])[1:] == (final, answer)
