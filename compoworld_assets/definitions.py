@@ -31,8 +31,8 @@ from resources import (
     LLMResource,
     SandboxResource,
     SpecSourcesResource,
-    StorageResource,
     duckdb_io_manager,
+    storage_resource,
 )
 from sensors import jobs as pipeline_jobs
 from sensors import schedules, spec_drop_folder
@@ -49,10 +49,10 @@ CHECK_MODULES = [specs_checks, services_checks, catalog_checks, graph_checks, ta
 def build_resources(data_dir: str | None = None) -> dict[str, object]:
     """Resources of the embedded default, rooted at ``data_dir`` (env ``COMPOWORLD_DATA_DIR``)."""
     data_dir = data_dir or os.environ.get("COMPOWORLD_DATA_DIR", "data")
-    database = os.path.join(data_dir, "compoworld.duckdb")
+    storage = storage_resource(data_dir)
     return {
-        "io_manager": duckdb_io_manager(database),
-        "storage": StorageResource(data_dir=data_dir, database=database),
+        "io_manager": duckdb_io_manager(storage),
+        "storage": storage,
         "llm": LLMResource(),
         "sandbox": SandboxResource(),
         "spec_sources": SpecSourcesResource(drop_folder=os.environ.get("COMPOWORLD_SPEC_DIR", "specs")),

@@ -8,9 +8,9 @@ from resources.llm import LLMResource
 from resources.pipes_k8s import KubernetesConfig, KubernetesVolume
 from resources.sandbox import SandboxResource
 from resources.spec_sources import SpecSourcesResource
-from resources.storage import StorageResource, duckdb_io_manager
+from resources.storage import StorageResource, duckdb_io_manager, storage_resource
 
 __all__ = [
     "ComputeResource", "KubernetesConfig", "KubernetesVolume", "LLMResource", "SandboxResource", "SlurmConfig",
-    "SpecSourcesResource", "StorageResource", "VLLMServeConfig", "duckdb_io_manager",
+    "SpecSourcesResource", "StorageResource", "VLLMServeConfig", "duckdb_io_manager", "storage_resource",
 ]

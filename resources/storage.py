@@ -1,24 +1,31 @@
 """Where CompoWorld keeps its data: one DuckDB file plus a folder of artifacts.
 
-The IO manager is Dagster's DuckDB polars IO manager with two guarantees added: a step's
+``storage.data_dir`` is the one setting: the DuckDB file is ``<data_dir>/compoworld.duckdb`` for the
+IO manager (which takes it from the ``storage`` resource), the assets, the checks and dbt alike, so a
+launchpad override of ``data_dir`` moves all of them.
+
+The IO manager is Dagster's DuckDB IO manager machinery (``DbIOManager``, ``DuckDbClient``, the
+polars type handler) with two guarantees added: a step's
 delete-and-insert is one transaction (a failed write never leaves a half-written table), and
 an empty frame still creates its typed table (downstream steps can always read it). It also lends
 the run's instance to partition lookups, which multi-partitions with a dynamic dimension need.
 """
 
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
+from typing import Any
 
 import dagster as dg
+import duckdb
 import polars as pl
-from dagster._core.storage.db_io_manager import DbIOManager, DbTypeHandler, TableSlice
+from dagster._core.storage.db_io_manager import DbIOManager, TableSlice
+from dagster._utils.backoff import backoff
 from dagster_duckdb.io_manager import DuckDbClient
-from dagster_duckdb_polars import DuckDBPolarsIOManager
 from dagster_duckdb_polars.duckdb_polars_type_handler import DuckDBPolarsTypeHandler
 
 DEFAULT_DATA_DIR = "data"
-DEFAULT_DATABASE = "data/compoworld.duckdb"
+DATABASE_FILE = "compoworld.duckdb"
 SCHEMA = "pipeline"
 
 
@@ -26,7 +33,11 @@ class StorageResource(dg.ConfigurableResource):
     """Paths of the embedded default storage. Everything lives under ``data_dir``."""
 
     data_dir: str = DEFAULT_DATA_DIR
-    database: str = DEFAULT_DATABASE
+
+    @property
+    def database(self) -> str:
+        """The DuckDB file every table lives in."""
+        return str(Path(self.data_dir, DATABASE_FILE))
 
     def path(self, *parts: str) -> Path:
         target = Path(self.data_dir, *parts)
@@ -39,10 +50,18 @@ class StorageResource(dg.ConfigurableResource):
 
 
 class _TransactionalClient(DuckDbClient):
-    @staticmethod
+    """Dagster's DuckDB client on a database given here (not in the IO manager's config), one
+    transaction per connection."""
+
+    def __init__(self, database: str) -> None:
+        self.database = database
+
     @contextmanager
-    def connect(context, table_slice: TableSlice) -> Iterator:
-        with DuckDbClient.connect(context, table_slice) as conn:
+    def connect(self, context, table_slice: TableSlice) -> Iterator:
+        conn = backoff(fn=duckdb.connect, retry_on=(RuntimeError, duckdb.IOException),
+                       kwargs={"database": self.database, "read_only": False,
+                               "config": {"custom_user_agent": "dagster"}}, max_retries=10)
+        try:
             conn.begin()
             try:
                 yield conn
@@ -50,6 +69,8 @@ class _TransactionalClient(DuckDbClient):
                 conn.rollback()
                 raise
             conn.commit()
+        finally:
+            conn.close()
 
     @staticmethod
     def delete_table_slice(context, table_slice: TableSlice, connection) -> None:
@@ -85,22 +106,33 @@ class _DynamicPartitionsDbIOManager(DbIOManager):
             return super().load_input(context)
 
 
-class CompoWorldDuckDBIOManager(DuckDBPolarsIOManager):
-    @staticmethod
-    def type_handlers() -> Sequence[DbTypeHandler]:
-        return [_PolarsHandler()]
+class CompoWorldDuckDBIOManager(dg.ConfigurableIOManagerFactory):
+    """Tables in schema ``pipeline`` of the ``storage`` resource's DuckDB file, as polars frames."""
+
+    storage: dg.ResourceDependency[StorageResource]
 
     def create_io_manager(self, context) -> DbIOManager:
+        database = self.storage.database
+        Path(database).parent.mkdir(parents=True, exist_ok=True)
         return _DynamicPartitionsDbIOManager(
-            db_client=_TransactionalClient(),
-            database=self.database,
-            schema=self.schema_,
-            type_handlers=self.type_handlers(),
+            db_client=_TransactionalClient(database),
+            database=database,
+            schema=SCHEMA,
+            type_handlers=[_PolarsHandler()],
             default_load_type=pl.DataFrame,
             io_manager_name="CompoWorldDuckDBIOManager",
         )
 
 
-def duckdb_io_manager(database: str) -> CompoWorldDuckDBIOManager:
-    Path(database).parent.mkdir(parents=True, exist_ok=True)
-    return CompoWorldDuckDBIOManager(database=database, schema=SCHEMA)
+def duckdb_io_manager(storage: Any) -> CompoWorldDuckDBIOManager:
+    """The IO manager on ``storage``'s database (a :class:`StorageResource`, or the partial one of
+    :func:`storage_resource`). Pass the same object as the ``storage`` resource; when it is the
+    partial one, a run config override of ``storage`` reaches the IO manager too."""
+    return CompoWorldDuckDBIOManager(storage=storage)
+
+
+def storage_resource(data_dir: str = DEFAULT_DATA_DIR) -> Any:
+    """The storage resource configured at launch (a ``PartialResource``): Dagster then resolves the IO
+    manager's ``storage`` dependency from the top-level ``storage`` resource and its run config, where a
+    fully built resource would keep the values it was built with."""
+    return StorageResource.configure_at_launch(data_dir=data_dir)

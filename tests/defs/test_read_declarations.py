@@ -26,7 +26,8 @@ def _table(name: str, frame: pl.DataFrame, **kwargs) -> dg.AssetsDefinition:
 
 
 def test_the_audit_catches_undeclared_reads(read_audit, tmp_path):
-    database = str(tmp_path / "audit.duckdb")
+    storage = StorageResource(data_dir=str(tmp_path))
+    database = storage.database
     upstream = _table("upstream", pl.DataFrame({"x": [1, 2]}))
     hidden = _table("hidden", pl.DataFrame({"y": [3]}))
 
@@ -45,7 +46,7 @@ def test_the_audit_catches_undeclared_reads(read_audit, tmp_path):
 
     with dg.instance_for_test() as instance:
         result = dg.materialize([upstream, hidden, declared_reader, raw_reader, loader_of_undeclared],
-                                resources={"io_manager": duckdb_io_manager(database)}, instance=instance)
+                                resources={"io_manager": duckdb_io_manager(storage)}, instance=instance)
     assert result.success
     assert read_audit.reads()["declared_reader"] == {"upstream"}
     assert read_audit.undeclared() == [("loader_of_undeclared", "hidden"), ("raw_reader", "hidden")]
@@ -75,14 +76,14 @@ def heldout_tables():
 
 @pytest.mark.slow
 def test_benchmark_scores_reads_only_its_declared_upstreams(read_audit, heldout_tables, tiny_model_dir, tmp_path):
-    database = str(tmp_path / "compoworld.duckdb")
     stand_ins = [_table("service_specs", heldout_tables["service_specs"]),
                  _table("services", heldout_tables["services"]),
                  _table("sampled_tasks", heldout_tables["sampled_tasks"], partitions_def=task_rounds,
                         metadata={"partition_expr": "round"}),
                  _table("sft_checkpoint", pl.DataFrame({"checkpoint_path": [str(tiny_model_dir)]}))]
-    resources = {"io_manager": duckdb_io_manager(database), "llm": LLMResource(), "sandbox": SandboxResource(),
-                 "storage": StorageResource(data_dir=str(tmp_path), database=database)}
+    storage = StorageResource(data_dir=str(tmp_path))
+    resources = {"io_manager": duckdb_io_manager(storage), "llm": LLMResource(), "sandbox": SandboxResource(),
+                 "storage": storage}
     config = {"ops": {"benchmark_scores": {"config": {"seeds": [1], "max_tokens": 16, "heldout_tasks": 2,
                                                         "heldout_max_steps": 2}}}}
     with dg.instance_for_test() as instance:

@@ -28,8 +28,8 @@ def pipeline(tmp_path, tiny_model_dir):
         for table in ("sft_checkpoint", "rl_checkpoint"):
             connection.execute(f"create table pipeline.{table} as select ? as checkpoint_path",
                                [str(tiny_model_dir)])
-    resources = {"io_manager": duckdb_io_manager(database),
-                 "storage": StorageResource(data_dir=str(tmp_path), database=database),
+    storage = StorageResource(data_dir=str(tmp_path))
+    resources = {"io_manager": duckdb_io_manager(storage), "storage": storage,
                  "llm": LLMResource(), "sandbox": SandboxResource()}
     with dg.instance_for_test() as instance:
         instance.add_dynamic_partitions(eval_models.name, ["sft", "rl"])
