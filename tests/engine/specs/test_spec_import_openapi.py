@@ -185,3 +185,12 @@ def test_schema_noun_matching():
     assert schema_matches_noun("CreditCardResponse", "credit-cards")
     assert not schema_matches_noun("Error", "pets")
     assert not schema_matches_noun("Petition", "pets")
+
+
+def test_decorated_schema_names_still_name_their_resource():
+    assert schema_matches_noun("ResourceBlockViewModel", "blocks")
+    assert schema_matches_noun("CompanyDomainViewModel", "domains")
+    assert schema_matches_noun("UserTaskListCompact", "user_task_lists")
+    assert schema_matches_noun("organization-simple", "organizations")
+    assert not schema_matches_noun("CompanyDomainListViewModel", "domains"), "a list wrapper is not one item"
+    assert not schema_matches_noun("PetitionView", "pets")

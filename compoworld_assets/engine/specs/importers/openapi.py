@@ -22,6 +22,7 @@ An operation that fails (broken ``$ref``, invalid tool) is quarantined alone.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
@@ -81,6 +82,13 @@ SCHEMA_NAME_SUFFIXES = frozenset(
         "output",
         "result",
         "read",
+        "view",
+        "compact",
+        "simple",
+        "summary",
+        "full",
+        "public",
+        "record",
     }
 )
 MAX_SCHEMA_DEPTH = 3
@@ -135,13 +143,27 @@ def _norm(text: str) -> str:
 
 
 def schema_matches_noun(schema_name: str, noun: str) -> bool:
-    """Whether a component schema is the representation of resources named ``noun``."""
+    """Whether a component schema is the representation of resources named ``noun``: its name is the
+    singular noun with anything before it and only decoration words after it (``SCHEMA_NAME_SUFFIXES``:
+    ``PublicUser``, ``CreditCardResponse``, ``ResourceBlockViewModel`` for ``blocks``; not ``Petition``)."""
     words = snake_name(noun).split("_")
     target = _norm("_".join([*words[:-1], singular(words[-1])])) if words and words[0] else ""
     name = _norm(schema_name.rsplit(".", 1)[-1])
     if len(target) < 3:
         return False
-    return name.endswith(target) or (name.startswith(target) and name[len(target) :] in SCHEMA_NAME_SUFFIXES)
+    start = name.find(target)
+    while start >= 0:
+        if _decorations_only(name[start + len(target):]):
+            return True
+        start = name.find(target, start + 1)
+    return False
+
+
+@lru_cache(maxsize=4096)
+def _decorations_only(rest: str) -> bool:
+    """Whether ``rest`` is a run of decoration words (``viewmodel`` = ``view`` + ``model``), or empty."""
+    return not rest or any(rest.startswith(word) and _decorations_only(rest[len(word):])
+                           for word in SCHEMA_NAME_SUFFIXES if word)
 
 
 class _Importer:
