@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import json
 import os
+from collections import Counter
 from pathlib import Path
 from typing import Any, Literal
 
@@ -217,8 +218,11 @@ def dedupe_service_ids(result: ImportResult, seen: set[str] | None = None) -> Im
     ``seen`` holds ids already in use (the built-in library's); an imported spec with one is renamed.
     """
     specs = result.specs
+    # Only specs that share an original id are ever compared, so only they need a fingerprint.
+    repeated = {sid for sid, n in Counter(spec.id for spec in specs).items() if n > 1}
     assigned = assign_service_ids(
-        ((spec.id, spec.source.location, spec_fingerprint(spec)) for spec in specs), seen or ())
+        ((spec.id, spec.source.location, spec_fingerprint(spec) if spec.id in repeated else "") for spec in specs),
+        seen or ())
     deduped = ImportResult(quarantined=list(result.quarantined))
     for spec, service_id in zip(specs, assigned, strict=True):
         if service_id is None:

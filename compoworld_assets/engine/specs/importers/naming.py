@@ -7,7 +7,7 @@ import re
 from compoworld_assets.engine.specs.infer import snake_name
 from compoworld_assets.engine.specs.model import TOOL_NAME_RE
 
-_MAX_SERVICE_ID = 63
+MAX_SERVICE_ID = 63
 _MAX_TOOL_NAME = 128
 
 
@@ -18,7 +18,7 @@ def service_slug(text: str) -> str:
         return "service"
     if not slug[0].isalpha():
         slug = "api_" + slug
-    return slug[:_MAX_SERVICE_ID].rstrip("_")
+    return slug[:MAX_SERVICE_ID].rstrip("_")
 
 
 def tool_slug(text: str) -> str:

@@ -22,12 +22,11 @@ from pathlib import PurePosixPath
 from typing import Any
 
 from compoworld_assets.engine.canonical import content_hash
-from compoworld_assets.engine.specs.importers.naming import service_slug
+from compoworld_assets.engine.specs.importers.naming import MAX_SERVICE_ID
 from compoworld_assets.engine.specs.infer import snake_name
 from compoworld_assets.engine.specs.model import ServiceSpec
 from compoworld_assets.engine.types import is_entity_ref, parse_entity_ref
 
-_MAX_SERVICE_ID = 63
 _HASH_CHARS = 6
 
 
@@ -61,9 +60,9 @@ def distinct_service_id(base: str, location: str, taken: Collection[str]) -> str
 
 
 def _joined(base: str, suffix: str) -> str:
-    suffix = service_slug(suffix) if suffix[:1].isalpha() else suffix
-    head = base[: max(1, _MAX_SERVICE_ID - len(suffix) - 1)].rstrip("_")
-    return f"{head}_{suffix}"[:_MAX_SERVICE_ID].rstrip("_")
+    """``base_suffix`` within the id length, cutting ``base`` (the suffix is what tells the two apart)."""
+    head = base[: max(1, MAX_SERVICE_ID - len(suffix) - 1)].rstrip("_")
+    return f"{head}_{suffix}"[:MAX_SERVICE_ID].rstrip("_")
 
 
 def assign_service_ids(entries: Iterable[tuple[str, str, str]], taken: Iterable[str] = ()) -> list[str | None]:
