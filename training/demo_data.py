@@ -5,6 +5,9 @@ every task, keeps the trajectories that verify by replay, and writes:
 
 * ``sft.jsonl``: verified ``train``-split trajectories (sample format);
 * ``heldout.jsonl``: verified ``heldout``-split trajectories (sample format, for ``training.evaluate``);
+* ``heldout_tasks.jsonl`` + ``heldout_tasks.services.json``: every ``heldout``-split task in the RL
+  file format, for whole episodes in ``training.benchmark_suite --heldout-file`` (service
+  combinations the SFT file never has, over the same services);
 * ``rl.jsonl`` + ``rl.services.json``: the ``rl``-split tasks (for ``training.grpo``).
 
 Used by the tests and the measurements in ``docs/training.md``.
@@ -36,6 +39,7 @@ DEFAULT_SERVICES = ("crm", "helpdesk", "mail", "invoicing")
 class DemoFiles:
     sft: Path
     heldout: Path
+    heldout_tasks: Path
     rl: Path
     counts: dict[str, int]
 
@@ -63,12 +67,14 @@ def build_demo_data(output_dir: str | Path, services: Sequence[str] = DEFAULT_SE
                 verified = verify_trajectory(task, trajectory, factory)
                 if verified.passed:
                     records.append(sample_record(task, verified))
-    files = DemoFiles(sft=out / "sft.jsonl", heldout=out / "heldout.jsonl", rl=out / "rl.jsonl",
-                      counts={"tasks": len(tasks), "sft": len(samples["train"]),
-                              "heldout": len(samples["heldout"]), "rl": len(by_split["rl"])})
+    files = DemoFiles(sft=out / "sft.jsonl", heldout=out / "heldout.jsonl", heldout_tasks=out / "heldout_tasks.jsonl",
+                      rl=out / "rl.jsonl",
+                      counts={"tasks": len(tasks), "sft": len(samples["train"]), "heldout": len(samples["heldout"]),
+                              "heldout_tasks": len(by_split["heldout"]), "rl": len(by_split["rl"])})
     write_sft_file(samples["train"], files.sft)
     write_sft_file(samples["heldout"], files.heldout)
-    write_rl_file(by_split["rl"], built, files.rl, seed_states, mode=mode, mount_size=len(services))
+    for split, path in (("rl", files.rl), ("heldout", files.heldout_tasks)):
+        write_rl_file(by_split[split], built, path, seed_states, mode=mode, mount_size=len(services))
     return files
 
 

@@ -1,6 +1,8 @@
 """Held-out CompoWorld tasks: the oracle self-test passes under the model's budget, a model that never calls a
 tool scores 0."""
 
+import json
+
 import pytest
 
 from compoworld_assets.engine.evaluation.heldout import (
@@ -11,6 +13,7 @@ from compoworld_assets.engine.evaluation.heldout import (
 )
 from compoworld_assets.engine.evaluation.results import ModelEndpoint, score_rows
 from compoworld_assets.engine.evaluation.suite import library_heldout_world
+from compoworld_assets.engine.rollout.budgets import oracle_trajectories
 
 
 @pytest.mark.slow
@@ -47,3 +50,35 @@ def test_select_heldout_samples_only_the_heldout_split_deterministically():
     assert [t.task_id for t in first] == [t.task_id for t in select_heldout(tasks, 4, seed=1)]
     assert len(first) == 4 and all(t.split == "heldout" for t in first)
     assert len(select_heldout(tasks, None)) == 10
+
+
+@pytest.mark.slow
+def test_first_call_exact_is_one_only_for_the_oracles_first_call_with_its_arguments():
+    tasks, factory = library_heldout_world(n=40)
+    heldout = select_heldout(tasks, 2)
+    with factory:
+        oracle = {t.task_id: t for t in oracle_trajectories(heldout, factory, "direct")}
+        first_messages = {tid: next(m for m in t.messages if m.get("tool_calls")) for tid, t in oracle.items()}
+
+        def replaying(off_by_one: bool):
+            async def completion(**kwargs):
+                user = next(m["content"] for m in kwargs["messages"] if m["role"] == "user")
+                task_id = next(t.task_id for t in heldout if t.instruction in user)
+                if any(m["role"] == "tool" for m in kwargs["messages"]):
+                    return {"choices": [{"message": {"role": "assistant", "content": "Done."}}]}
+                message = json.loads(json.dumps(first_messages[task_id]))
+                if off_by_one:
+                    function = message["tool_calls"][0]["function"]
+                    arguments = json.loads(function["arguments"])
+                    arguments["unexpected"] = 1
+                    function["arguments"] = json.dumps(arguments)
+                return {"choices": [{"message": message}]}
+            return completion
+
+        exact = evaluate_heldout(heldout, factory, ModelEndpoint("replay", "fake/x"), [1],
+                                 completion_fn=replaying(False))
+        wrong = evaluate_heldout(heldout, factory, ModelEndpoint("wrong", "fake/x"), [1],
+                                 completion_fn=replaying(True))
+    assert exact.scores["first_call_exact"] == {t.task_id: [1.0] for t in heldout}
+    assert exact.scores["made_tool_call"] == {t.task_id: [1.0] for t in heldout}
+    assert wrong.scores["first_call_exact"] == {t.task_id: [0.0] for t in heldout}

@@ -7,6 +7,7 @@ import pytest
 from compoworld_assets.engine.evaluation.stats import (
     bootstrap_ci,
     estimate,
+    paired_difference,
     pass_hat_k,
     pass_hat_k_item,
     percentile,
@@ -67,3 +68,21 @@ def test_pass_hat_k_counts_only_items_solved_every_time():
     assert result.mean == pytest.approx(0.5) and result.k == 2 and result.n == 4
     with pytest.raises(ValueError):
         pass_hat_k_item(successes=1, tries=2, k=3)
+
+
+def test_paired_difference_pairs_items_and_calls_a_consistent_gain_significant():
+    """40 shared items: the candidate gains on 12 and loses on none; items only one side scored are ignored."""
+    baseline = {f"t{i}": [0.0, 0.0] for i in range(40)} | {"only_base": [1.0, 1.0]}
+    candidate = {f"t{i}": [1.0, 1.0] if i < 12 else [0.0, 0.0] for i in range(40)} | {"only_new": [0.0, 0.0]}
+    diff = paired_difference(baseline, candidate, seed=0)
+    assert (diff.n, diff.k) == (40, 2) and diff.mean == pytest.approx(0.3)
+    assert 0 < diff.ci_low <= diff.mean <= diff.ci_high
+    assert paired_difference(baseline, candidate, seed=0) == diff
+
+
+def test_paired_difference_of_a_model_with_itself_is_exactly_zero_and_needs_shared_items():
+    scores = {f"t{i}": [float(i % 3 == 0)] for i in range(30)}
+    same = paired_difference(scores, scores)
+    assert (same.mean, same.ci_low, same.ci_high) == (0.0, 0.0, 0.0)
+    with pytest.raises(ValueError, match="share no item"):
+        paired_difference({"a": [1.0]}, {"b": [1.0]})

@@ -6,6 +6,8 @@ then each trajectory is replayed on a fresh world and scored on its rubric. Metr
 * ``success``: the replay is identical and every rubric criterion passes;
 * ``rubric_completion``: the rubric score (weighted share of positive criteria, zero on a trap);
 * ``made_tool_call``: the episode contains at least one tool call (format competence);
+* ``first_call_exact``: the episode's first service call is the oracle's first (same service, tool and
+  arguments, compared as canonical JSON): the right start, before any tool result could help;
 * ``success[<capability>]``: ``success`` restricted to tasks exercising that capability.
 
 Budgets (assistant turns, tokens per turn) come from the tasks: :func:`heldout_budget` measures the
@@ -23,6 +25,7 @@ from collections.abc import Sequence
 
 from compoworld_assets.engine.agents.interface import DiscoverMode
 from compoworld_assets.engine.agents.world import WorldFactory
+from compoworld_assets.engine.canonical import canonical_json
 from compoworld_assets.engine.evaluation.results import BenchmarkRun, ModelEndpoint, SelfTest
 from compoworld_assets.engine.rollout.budgets import (
     DEFAULT_SLACK,
@@ -40,7 +43,7 @@ from compoworld_assets.engine.rollout.budgets import (
 from compoworld_assets.engine.rollout.engine import run_rollouts
 from compoworld_assets.engine.rollout.llm import CompletionFn, litellm_completion
 from compoworld_assets.engine.rollout.verify import VerifiedTrajectory, verify_trajectory
-from compoworld_assets.engine.tasks.model import Task
+from compoworld_assets.engine.tasks.model import Task, ToolCallRecord, Trajectory
 
 BENCHMARK = "compoworld_heldout"
 
@@ -55,6 +58,15 @@ def select_heldout(tasks: Sequence[Task], n: int | None, seed: int = 0) -> list[
 
 def is_success(verified: VerifiedTrajectory) -> bool:
     return verified.replay_identical and bool(verified.criteria) and all(c.passed for c in verified.criteria)
+
+
+def call_key(call: ToolCallRecord) -> tuple[str, str, str]:
+    return call.service_id, call.tool, canonical_json(call.arguments)
+
+
+def first_call_keys(trajectories: Sequence[Trajectory]) -> dict[str, tuple[str, str, str] | None]:
+    """Each trajectory's first service call (``call_key``), ``None`` when it made none, by task id."""
+    return {t.task_id: call_key(t.calls[0]) if t.calls else None for t in trajectories}
 
 
 def heldout_budget(tasks: Sequence[Task], world_factory: WorldFactory, mode: DiscoverMode = "direct",
@@ -77,6 +89,7 @@ def evaluate_heldout(tasks: Sequence[Task], world_factory: WorldFactory, endpoin
         budget = heldout_budget(tasks, world_factory, mode, max_tokens=endpoint.max_tokens)
     run = BenchmarkRun(benchmark=BENCHMARK, model=endpoint.name, seeds=list(seeds),
                        details={"mode": mode, "budget": budget.as_dict(), "finish_reasons": {}})
+    oracle_first = first_call_keys(oracle_trajectories(tasks, world_factory, mode, concurrency=max(concurrency, 1)))
     for seed in seeds:
         def policy_factory(task: Task, _mode: DiscoverMode, seed: int = seed):
             return endpoint.policy(seed, completion_fn, max_tokens=budget.max_tokens)
@@ -90,6 +103,9 @@ def evaluate_heldout(tasks: Sequence[Task], world_factory: WorldFactory, endpoin
             run.add("success", task.task_id, success)
             run.add("rubric_completion", task.task_id, verified.rubric_score)
             run.add("made_tool_call", task.task_id, bool(trajectory.calls))
+            first = oracle_first[task.task_id]
+            run.add("first_call_exact", task.task_id,
+                    first is not None and bool(trajectory.calls) and call_key(trajectory.calls[0]) == first)
             run.sample(task.task_id, seed, success, finish_reason=trajectory.finish_reason,
                        rubric_completion=verified.rubric_score,
                        calls=[f"{c.service_id}.{c.tool}({json.dumps(c.arguments, sort_keys=True)})"

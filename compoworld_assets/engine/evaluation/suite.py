@@ -47,6 +47,8 @@ class BenchmarkOutcome:
     self_tests: list[SelfTest]
     details: dict[str, Any] = field(default_factory=dict)
     wall_s: float = 0.0
+    # metric -> item id -> one score per seed: what a paired comparison of two models needs (stats.paired_difference)
+    scores: dict[str, dict[str, list[float]]] = field(default_factory=dict)
 
 
 def run_benchmark(benchmark: str, endpoint: ModelEndpoint, settings: SuiteSettings,
@@ -86,7 +88,8 @@ def run_benchmark(benchmark: str, endpoint: ModelEndpoint, settings: SuiteSettin
     else:
         raise ValueError(f"unknown benchmark {benchmark!r}; choose from {BENCHMARKS}")
     rows = score_rows(run, settings.bootstrap_seed) + self_test_rows(benchmark, endpoint.name, tests)
-    return BenchmarkOutcome(rows=rows, self_tests=tests, details=run.details, wall_s=time.monotonic() - started)
+    return BenchmarkOutcome(rows=rows, self_tests=tests, details=run.details, wall_s=time.monotonic() - started,
+                            scores=run.scores)
 
 
 def library_heldout_world(seed: int = 3, n: int = 60) -> tuple[list[Task], Any]:
