@@ -28,12 +28,14 @@ from compoworld_assets.engine.evaluation.suite import (
     library_heldout_world,
     run_benchmark,
 )
+from compoworld_assets.engine.rollout.worlds import PooledWorldFactory
+from compoworld_assets.engine.tasks.model import Task
 from training.chat_template import TEMPLATE_VERSION, token_counter
 from training.common import load_tokenizer
 from training.data import read_rl_file, read_services, services_path
 
 
-def heldout_world(heldout_file: str | None) -> tuple[list[Any], Any]:
+def heldout_world(heldout_file: str | None) -> tuple[list[Task], PooledWorldFactory]:
     """Held-out tasks and a world factory (the caller closes it): from an RL-format task file, or the library's."""
     if heldout_file is None:
         return library_heldout_world()
