@@ -27,6 +27,8 @@ import warnings
 from collections.abc import Callable
 from pathlib import Path
 
+from compoworld_assets.task_volume import MIN_PLANS, PLANS_PER_SERVICE, services_before_growth
+
 REPO_ROOT = Path(__file__).resolve().parent.parent
 
 
@@ -278,8 +280,9 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument("--seed", type=int, default=7)
     run.add_argument("--rows-per-entity", type=int, default=5)
     run.add_argument("--tasks", type=int, default=None,
-                     help="task walks to sample (tasks = those passing the gate); default: 1,100, or 13 per "
-                          "service when the library has more than 84 services")
+                     help=f"task walks to sample (tasks = those passing the gate); default: {MIN_PLANS:,}, or "
+                          f"{PLANS_PER_SERVICE:g} per service when the library has more than "
+                          f"{services_before_growth()} services")
     run.add_argument("--round", default="r000", help="task generation round (a task_round partition)")
     materialize = sub.add_parser("materialize", help="materialize assets (with their checks)")
     materialize.add_argument("assets", nargs="+", help="asset keys, e.g. services or marts/catalog_by_domain")

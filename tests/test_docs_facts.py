@@ -48,7 +48,8 @@ def test_the_run_defaults_the_readme_states_are_the_parsers():
     defaults = {a.option_strings[0]: a.default for a in run._actions if a.option_strings}
     stated = dict(re.findall(r"\[(--[a-z-]+) ([\w./]+)\]", DOCS["README.md"]))
     assert stated and all(str(defaults[flag]) == value for flag, value in stated.items()), (stated, defaults)
-    from compoworld_assets.defs.tasks.assets import MIN_PLANS, TaskRoundConfig
+    from compoworld_assets.defs.tasks.assets import TaskRoundConfig
+    from compoworld_assets.task_volume import MIN_PLANS
 
     assert defaults["--tasks"] is None and TaskRoundConfig().plan_count(37) == MIN_PLANS
     assert f"{MIN_PLANS:,} walks" in DOCS["README.md"]

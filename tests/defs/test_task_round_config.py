@@ -1,6 +1,7 @@
 """The number of walks a task round samples grows with the library unless it is set."""
 
-from compoworld_assets.defs.tasks.assets import MIN_PLANS, TaskRoundConfig
+from compoworld_assets.defs.tasks.assets import TaskRoundConfig
+from compoworld_assets.task_volume import MIN_PLANS
 
 
 def test_walks_grow_with_the_library_past_the_minimum():
@@ -13,3 +14,14 @@ def test_walks_grow_with_the_library_past_the_minimum():
 
 def test_an_explicit_walk_count_wins_even_when_small():
     assert TaskRoundConfig(n_plans=25).plan_count(448) == 25
+
+
+def test_the_growth_threshold_the_cli_help_states_is_where_the_volume_starts_growing():
+    from compoworld_assets.cli import build_parser
+    from compoworld_assets.task_volume import default_plan_count, services_before_growth
+
+    threshold = services_before_growth()
+    assert default_plan_count(threshold) == MIN_PLANS < default_plan_count(threshold + 1)
+    [commands] = [a for a in build_parser()._actions if a.dest == "command"]
+    tasks_help = " ".join(next(a.help for a in commands.choices["run"]._actions if a.dest == "tasks").split())
+    assert f"{MIN_PLANS:,}" in tasks_help and f"more than {threshold} services" in tasks_help

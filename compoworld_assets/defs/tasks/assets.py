@@ -1,6 +1,5 @@
 """Stage 5: sample cross-service tasks per generation round; derive their rubrics."""
 
-import math
 from collections import Counter
 
 import dagster as dg
@@ -18,18 +17,19 @@ from compoworld_assets.engine.tasks.instantiate import TaskConfig
 from compoworld_assets.engine.tasks.pipeline import GenerationConfig, generate_tasks
 from compoworld_assets.engine.tasks.preview import tasks_markdown
 from compoworld_assets.engine.tasks.sampling import WalkConfig
+from compoworld_assets.task_volume import PLANS_PER_SERVICE, default_plan_count
 from resources import LLMResource, SandboxResource, StorageResource
 
 SAMPLER_VERSION = "3"
-MIN_PLANS = 1100
 
 
 class TaskRoundConfig(dg.Config):
     seed: int = 7
     n_plans: int | None = Field(default=None, description="walks to sample; none: plan_count's default")
     plans_per_service: float = Field(
-        default=13.0, description="with n_plans unset, walks per built service (at least MIN_PLANS): the task "
-        "volume grows with the library; 13 gives the paper's >= 3K SFT trajectories and >= 1K RL tasks at 448 services")
+        default=PLANS_PER_SERVICE, description="with n_plans unset, walks per built service (at least MIN_PLANS): "
+        "the task volume grows with the library; 13 gives the paper's >= 3K SFT trajectories and >= 1K RL tasks at "
+        "448 services")
     min_length: int = 2
     max_length: int = 5
     min_services: int = 2
@@ -44,7 +44,7 @@ class TaskRoundConfig(dg.Config):
         """``n_plans`` when set, else ``max(MIN_PLANS, ceil(plans_per_service * n_services))``."""
         if self.n_plans is not None:
             return self.n_plans
-        return max(MIN_PLANS, math.ceil(self.plans_per_service * n_services))
+        return default_plan_count(n_services, self.plans_per_service)
 
     def generation(self) -> GenerationConfig:
         return GenerationConfig(
