@@ -83,13 +83,20 @@ class _TransactionalClient(DuckDbClient):
 
 
 class _PolarsHandler(DuckDBPolarsTypeHandler):
+    """Writes a frame into its table slice (creating the table, empty or not) and adds no metadata.
+
+    Dagster's handler adds ``row_count`` and ``dataframe_columns`` of the whole output, which a
+    run over several partitions would show on every partition as if it were that partition's; the
+    assets record ``dagster/row_count`` and ``dagster/column_schema`` themselves, per partition
+    where they are partitioned.
+    """
+
     def handle_output(self, context, table_slice: TableSlice, obj: pl.DataFrame, connection) -> None:
-        if obj.is_empty():
-            empty_arrow = obj.to_arrow()  # noqa: F841  (referenced by name in the SQL below)
-            connection.execute(
-                f"create table if not exists {table_slice.schema}.{table_slice.table} as select * from empty_arrow"
-            )
-        super().handle_output(context, table_slice, obj, connection)
+        rows = obj.to_arrow()  # noqa: F841  (referenced by name in the SQL below)
+        table = f"{table_slice.schema}.{table_slice.table}"
+        connection.execute(f"create schema if not exists {table_slice.schema}")
+        connection.execute(f"create table if not exists {table} as select * from rows where false")
+        connection.execute(f"insert into {table} select * from rows")
 
 
 class _DynamicPartitionsDbIOManager(DbIOManager):

@@ -2,12 +2,20 @@
 
 A failed ``critical`` expectation gives severity ERROR, which stops the assets below a blocking
 check; when only ``warning`` expectations (distribution bounds) fail, the check fails with WARN.
+
+A partitioned check in a run over several partitions (the single-run build of every service) gets
+one evaluation per partition from :func:`partition_expectations`: Dagster would otherwise record
+one evaluation with no partition, and the UI would list every partition's check as skipped.
 """
 
 import time
+from collections.abc import Iterator
 
 import dagster as dg
 import polars as pl
+from dagster._core.definitions.asset_checks.asset_check_evaluation import (
+    AssetCheckEvaluationTargetMaterializationData,
+)
 
 from compoworld_assets.quality.expectations import QualityResult, validate_table
 
@@ -17,21 +25,70 @@ def expectations_result(context: dg.AssetCheckExecutionContext, table: str,
     """Validate ``frame`` (the partitions of ``table`` this run materialized) against its suite."""
     started = time.perf_counter()
     result = validate_table(table, frame)
-    elapsed = time.perf_counter() - started
-    metadata: dict[str, object] = {
-        "rows": len(frame),
-        "evaluated_expectations": result.statistics["evaluated_expectations"],
-        "unsuccessful_expectations": result.statistics["unsuccessful_expectations"],
-        "validation_seconds": round(elapsed, 3),
-        "failed_expectations": dg.MetadataValue.json(result.failed_expectations),
-        "failures": dg.MetadataValue.md(_markdown(result)),
-    }
+    metadata = _metadata(result, frame, time.perf_counter() - started)
     if context.has_partition_key:
         metadata["partitions"] = context.partition_key
     elif context.has_partition_key_range:
         metadata["partitions"] = f"{context.partition_key_range.start}…{context.partition_key_range.end}"
-    severity = dg.AssetCheckSeverity.ERROR if result.critical_failures else dg.AssetCheckSeverity.WARN
-    return dg.AssetCheckResult(passed=result.success, severity=severity, metadata=metadata)
+    return dg.AssetCheckResult(passed=result.success, severity=_severity(result), metadata=metadata)
+
+
+def _metadata(result: QualityResult, frame: pl.DataFrame, seconds: float) -> dict[str, object]:
+    return {
+        "rows": len(frame),
+        "evaluated_expectations": result.statistics["evaluated_expectations"],
+        "unsuccessful_expectations": result.statistics["unsuccessful_expectations"],
+        "validation_seconds": round(seconds, 3),
+        "failed_expectations": dg.MetadataValue.json(result.failed_expectations),
+        "failures": dg.MetadataValue.md(_markdown(result)),
+    }
+
+
+def _severity(result: QualityResult) -> dg.AssetCheckSeverity:
+    return dg.AssetCheckSeverity.ERROR if result.critical_failures else dg.AssetCheckSeverity.WARN
+
+
+def partition_expectations(context: dg.AssetCheckExecutionContext, table: str, frame: pl.DataFrame,
+                           partition_column: str) -> Iterator[dg.AssetCheckEvaluation | dg.AssetCheckResult | dg.Output]:
+    """``table``'s suite as one evaluation per partition of this run that stored rows.
+
+    A run of one partition yields the plain result (Dagster attaches its partition). Over several,
+    the whole frame is validated once; when it passes, every partition passed, and when it fails,
+    each partition's rows are validated alone so that the failure is recorded on the partitions
+    that have it. A partition without rows (a quarantined service) gets no evaluation. Each
+    evaluation points at its partition's latest materialization, as Dagster's own would.
+    """
+    if context.has_partition_key or not context.has_partition_key_range:
+        yield expectations_result(context, table, frame)
+        return
+    [spec] = context.check_specs
+    started = time.perf_counter()
+    whole = validate_table(table, frame)
+    whole_seconds = time.perf_counter() - started
+    keys = sorted(set(frame[partition_column].to_list()) & set(context.op_execution_context.partition_keys))
+    for key in keys:
+        rows = frame.filter(pl.col(partition_column) == key)
+        started = time.perf_counter()
+        result = whole if whole.success else validate_table(table, rows)
+        seconds = whole_seconds if whole.success else time.perf_counter() - started
+        metadata = _metadata(result, rows, seconds)
+        metadata["partitions"] = key
+        yield dg.AssetCheckEvaluation(
+            asset_key=spec.asset_key, check_name=spec.name, passed=result.success, metadata=metadata,
+            severity=_severity(result), blocking=spec.blocking, partition=key,
+            target_materialization_data=_latest_materialization(context.instance, spec.asset_key, key))
+    [output] = context.op_execution_context.op_def.output_defs
+    yield dg.Output(None, output_name=output.name)
+
+
+def _latest_materialization(instance: dg.DagsterInstance, asset_key: dg.AssetKey,
+                            partition: str) -> AssetCheckEvaluationTargetMaterializationData | None:
+    records = instance.fetch_materializations(
+        dg.AssetRecordsFilter(asset_key=asset_key, asset_partitions=[partition]), limit=1).records
+    if not records:
+        return None
+    return AssetCheckEvaluationTargetMaterializationData(
+        storage_id=records[0].storage_id, run_id=records[0].run_id, timestamp=records[0].timestamp)
 
 
 def _markdown(result: QualityResult) -> str:

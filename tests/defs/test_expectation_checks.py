@@ -24,6 +24,31 @@ def test_services_check_validates_the_materialized_partition(pipeline):
     assert pipeline.query("select count(*) from pipeline.services")[0][0] == 2
 
 
+def test_a_multi_partition_build_records_the_check_on_each_partition(pipeline, monkeypatch):
+    """One run builds crm and mail; crm's stored row breaks the suite, so only crm's evaluation fails."""
+    pipeline.materialize("service_specs", "quarantined_specs")
+    real_service_rows = tables.service_rows
+
+    def service_rows_with_too_many_verified(builds):
+        frame = real_service_rows(builds)
+        too_many = pl.when(pl.col("service_id") == "crm").then(pl.col("n_tools") + 1).otherwise(pl.col("n_verified"))
+        return frame.with_columns(n_verified=too_many)
+
+    monkeypatch.setattr(tables, "service_rows", service_rows_with_too_many_verified)
+    result = pipeline.materialize("services", raise_on_error=False,
+                                  tags={"dagster/asset_partition_range_start": "crm",
+                                        "dagster/asset_partition_range_end": "mail"})
+    evaluations = {e.partition: e for e in result.get_asset_check_evaluations()
+                   if e.check_name == "services_expectations"}
+    assert {p: e.passed for p, e in evaluations.items() if p in ("crm", "mail")} == {"crm": False, "mail": True}
+    assert all(e.partition is not None for e in evaluations.values()), "no evaluation without a partition"
+    crm = evaluations["crm"].metadata
+    assert crm["partitions"].value == "crm" and crm["rows"].value == 1
+    assert [(f["expectation"], f["column"]) for f in crm["failed_expectations"].value] == [
+        ("expect_column_pair_values_a_to_be_greater_than_b", "n_tools")]
+    assert not result.success, "the failed partition's blocking check fails the step"
+
+
 def test_invalid_spec_row_fails_the_blocking_check_and_stops_services(pipeline, monkeypatch):
     pipeline.materialize("service_specs", "quarantined_specs")
     real_spec_rows = tables.spec_rows

@@ -93,6 +93,9 @@ def test_poisoned_specs_are_quarantined_and_the_rest_is_built(poisoned, monkeypa
     assert by_partition["zz_failing"]["dagster/row_count"].value == 0
     assert by_partition["zz_failing"]["quarantined"].value is True and "n_tools" not in by_partition["zz_failing"]
     evaluations = {e.check_name: e for e in result.get_asset_check_evaluations()}
+    per_partition = {e.partition: e.passed for e in result.get_asset_check_evaluations()
+                     if e.check_name == "services_expectations"}
+    assert per_partition == {"zz_good": True, "zz_regex": True}, "one evaluation per built partition"
     assert evaluations["quarantined_services_expectations"].passed
     assert not evaluations["no_quarantined_services"].passed
     assert evaluations["no_quarantined_services"].severity == dg.AssetCheckSeverity.WARN

@@ -4,6 +4,8 @@ Screenshots land in ``test-artifacts/`` (git-ignored); docs/screenshots/ holds c
 """
 
 import re
+import subprocess
+import sys
 import time
 from pathlib import Path
 
@@ -22,6 +24,11 @@ STAGE_ASSETS = ["service_specs", "services", "tool_catalog", "dependency_graph",
                 "trajectories", "sft_dataset", "rl_tasks", "catalog_by_domain"]
 STAGE_GROUPS = ["services", "tasks", "trajectories", "datasets", "training", "evaluation", "reporting"]
 RUNS = "{ runsOrError { ... on Runs { results { runId status jobName assetSelection { path } } } } }"
+CLI_RUNS = ("{ runsOrError { ... on Runs { results { runId status jobName parentRunId "
+            "tags { key value } } } } }")
+DEPENDENCIES = "{ assetNodes { assetKey { path } dependencyKeys { path } } }"
+CLI_JOBS = ["import_specs_job", "build_services_job", "catalog_and_graph_job", "task_round_job", "datasets_job"]
+REPO = Path(__file__).resolve().parents[2]
 
 
 @pytest.fixture
@@ -113,3 +120,71 @@ def test_asset_graph_and_materialize_from_the_ui(project_env, tmp_path, browser_
         page.get_by_text("nightly_task_round_schedule").first.wait_for()
         page.screenshot(path=ARTIFACTS / "automation.png")
     assert (ARTIFACTS / "asset-graph.png").stat().st_size > 10_000
+
+
+def cli_runs(url: str) -> list[dict]:
+    runs = graphql(url, CLI_RUNS)["runsOrError"]["results"]
+    return [r for r in runs if {"key": "compoworld/command", "value": "run"} in r["tags"]]
+
+
+def wait_for_child(url: str, parent: str, timeout_s: float = 300.0) -> dict:
+    deadline = time.monotonic() + timeout_s
+    while time.monotonic() < deadline:
+        children = [r for r in graphql(url, CLI_RUNS)["runsOrError"]["results"] if r["parentRunId"] == parent]
+        if children and children[0]["status"] in ("SUCCESS", "FAILURE", "CANCELED"):
+            return children[0]
+        time.sleep(2)
+    raise TimeoutError(f"no finished re-execution of {parent}")
+
+
+def test_a_cli_run_is_on_the_timeline_and_re_executes_from_the_ui(project_env, tmp_path, browser_page):
+    """``compoworld run`` (40 walks) then the UI: lineage, timeline, re-execution, task preview, per-partition checks."""
+    ARTIFACTS.mkdir(exist_ok=True)
+    page = browser_page
+    subprocess.run([sys.executable, "-m", "compoworld_assets.cli", "run", "--data-dir", project_env["COMPOWORLD_DATA_DIR"],
+                    "--tasks", "40"], cwd=REPO, env=project_env, check=True, timeout=1200)
+    with dagster_dev(project_env, tmp_path / "dagster_dev.log") as url:
+        nodes = graphql(url, DEPENDENCIES)["assetNodes"]
+        upstream = {"/".join(n["assetKey"]["path"]): {"/".join(d["path"]) for d in n["dependencyKeys"]} for n in nodes}
+        assert "dependency_graph" in upstream["sampled_tasks"], "tasks are sampled from the stored graph"
+        assert {"base_model", "sft_checkpoint", "rl_checkpoint"} <= upstream["benchmark_scores"]
+        page.goto(f"{url}/assets/sampled_tasks?view=lineage")
+        page.get_by_text("dependency_graph").first.wait_for()
+        time.sleep(2)
+        page.screenshot(path=ARTIFACTS / "lineage.png")
+
+        runs = cli_runs(url)
+        assert sorted(r["jobName"] for r in runs) == sorted(CLI_JOBS) and all(r["status"] == "SUCCESS" for r in runs)
+        page.goto(f"{url}/overview/activity/timeline")
+        page.get_by_text("catalog_and_graph_job").first.wait_for()
+        time.sleep(2)
+        page.screenshot(path=ARTIFACTS / "timeline.png")
+
+        [graph_run] = [r["runId"] for r in runs if r["jobName"] == "catalog_and_graph_job"]
+        page.goto(f"{url}/runs/{graph_run}")
+        page.get_by_text("RUN_SUCCESS").first.wait_for()
+        page.get_by_role("button", name="Re-execute all (*)").click()
+        child = wait_for_child(url, graph_run)
+        assert (child["status"], child["jobName"]) == ("SUCCESS", "catalog_and_graph_job"), child
+        page.goto(f"{url}/runs/{child['runId']}")
+        page.get_by_text("RUN_SUCCESS").first.wait_for()
+        page.get_by_text("Re-executions (1)").first.wait_for()
+        page.screenshot(path=ARTIFACTS / "reexecuted-run.png")
+
+        page.goto(f"{url}/assets/sampled_tasks?partition=r000")
+        row = page.locator("tr").filter(has=page.locator("td", has_text="preview")).first
+        row.get_by_text("[Show Markdown]").click()
+        page.get_by_text("tasks; the first").first.wait_for()
+        assert page.locator("text=/task_[0-9a-f]{16}/").count() >= 1, "the preview names its tasks"
+        time.sleep(1)
+        page.screenshot(path=ARTIFACTS / "task-preview.png")
+        page.keyboard.press("Escape")
+
+        page.goto(f"{url}/assets/services?view=checks&checkDetail=services_expectations")
+        page.get_by_text("Execution history").first.wait_for()
+        page.get_by_role("tab", name="Partitions").last.click()  # the check's tab, not the asset's
+        page.get_by_text(re.compile(r"^Passed \(\d+\)$")).first.wait_for()
+        passed = int(re.search(r"\d+", page.get_by_text(re.compile(r"^Passed \(\d+\)$")).first.inner_text())[0])
+        assert passed >= 30 and page.get_by_text("Skipped (0)").count() == 1, "one evaluation per service partition"
+        time.sleep(1)
+        page.screenshot(path=ARTIFACTS / "services-checks.png")

@@ -5,6 +5,8 @@ hash observed at import. The test checks Dagster's resolver (what the UI shows) 
 metadata-based :func:`sensors.lineage.stale_services` (what the drop-folder sensor uses) agree.
 """
 
+import hashlib
+
 import dagster as dg
 import pytest
 from dagster._core.definitions.data_version import CachingStaleStatusResolver, StaleStatus
@@ -68,10 +70,46 @@ def test_reimporting_unchanged_specs_leaves_every_service_fresh(instance, defini
     assert evaluation.passed, evaluation.metadata
     for service_id in (CHANGED, UNCHANGED):
         assert status(instance, definitions, "services", service_id) == StaleStatus.FRESH
-    observed = instance.fetch_observations(
+    recorded = instance.fetch_materializations(
         dg.AssetRecordsFilter(asset_key=dg.AssetKey("service_spec"), asset_partitions=[CHANGED]), limit=2).records
-    assert len(observed) == 2
-    assert len({r.event_log_entry.asset_observation.tags["dagster/data_version"] for r in observed}) == 1
+    assert len(recorded) == 2
+    assert len({r.asset_materialization.tags["dagster/data_version"] for r in recorded}) == 1
+
+
+def data_version(instance, key: str, partition: str | None = None) -> str:
+    record = instance.get_latest_data_version_record(dg.AssetKey(key), partition_key=partition)
+    return record.asset_materialization.tags["dagster/data_version"]
+
+
+def test_an_unchanged_rebuild_keeps_every_data_version_and_the_catalog_in_sync(instance, definitions, materialize):
+    """Build both services in one run, then rebuild each alone and both together: nothing changed, so
+    no data version changes and the catalog stays fresh; the batch's check is recorded per partition."""
+    materialize(selection=IMPORT_SPECS)
+    both = {"dagster/asset_partition_range_start": UNCHANGED, "dagster/asset_partition_range_end": CHANGED}
+    result = materialize(selection=dg.AssetSelection.assets("services"), tags=both)
+    evaluations = {e.partition: e for e in result.get_asset_check_evaluations()
+                   if e.check_name == "services_expectations"}
+    assert sorted(evaluations) == sorted([CHANGED, UNCHANGED])
+    assert all(e.passed and e.target_materialization_data is not None for e in evaluations.values())
+    materialize("tool_catalog")
+    versions = {p: data_version(instance, "services", p) for p in (CHANGED, UNCHANGED)}
+    catalog = data_version(instance, "tool_catalog")
+
+    materialize("services", partition_key=UNCHANGED)
+    materialize(selection=dg.AssetSelection.assets("services"), tags=both)
+    assert {p: data_version(instance, "services", p) for p in (CHANGED, UNCHANGED)} == versions
+    assert status(instance, definitions, "tool_catalog") == StaleStatus.FRESH
+    materialize("tool_catalog")
+    assert data_version(instance, "tool_catalog") == catalog
+
+
+def test_a_build_records_the_spec_version_it_read(instance, materialize):
+    """The input version of a services partition is its spec's (not the hash of nothing)."""
+    materialize(selection=IMPORT_SPECS)
+    materialize("services", partition_key=CHANGED)
+    record = instance.get_latest_data_version_record(dg.AssetKey("services"), partition_key=CHANGED)
+    read = record.asset_materialization.tags["dagster/input_data_version/service_spec"]
+    assert read == hashlib.sha256(data_version(instance, "service_spec", CHANGED).encode()).hexdigest()
 
 
 def test_services_data_version_follows_the_built_module(instance, materialize):
@@ -88,7 +126,7 @@ def test_services_data_version_follows_the_built_module(instance, materialize):
 
 def test_version_check_fails_when_an_observed_version_disagrees_with_the_catalog(instance, materialize):
     materialize(selection=IMPORT_SPECS)
-    instance.report_runless_asset_event(dg.AssetObservation(
+    instance.report_runless_asset_event(dg.AssetMaterialization(
         "service_spec", partition=CHANGED, tags={"dagster/data_version": "not-the-spec-hash"}))
     result = materialize(selection=dg.AssetSelection.checks_for_assets("service_spec"))
     [evaluation] = result.get_asset_check_evaluations()

@@ -25,6 +25,7 @@ import polars as pl
 
 from compoworld_assets.defs.metadata import DATA_OWNERS, TABLE_KINDS, table_schema
 from compoworld_assets.defs.services.partitions import service_partitions
+from compoworld_assets.defs.services.versions import CONTENT_KEY, latest_materializations, run_data_version
 from compoworld_assets.engine import tables
 from compoworld_assets.engine.canonical import content_hash
 from compoworld_assets.engine.service_build import ServiceBuild, ServiceFailure, try_build_service
@@ -93,24 +94,27 @@ def services(
     world_model = llm.world_model(storage.world_model_cache)
     builds: list[ServiceBuild] = []
     failures: list[ServiceFailure] = []
+    contents: dict[str, str] = {}
     for service_id in sorted(context.partition_keys):
         outcome = _build_one(rows[service_id], synthesizer, executor_factory, world_model, config, storage)
         if isinstance(outcome, ServiceFailure):
             failures.append(outcome)
+            contents[service_id] = content_hash(outcome.model_dump(mode="json"))
             context.log.warning(f"{service_id}: quarantined at {outcome.stage}: "
                                 f"{outcome.error_type}: {outcome.message[:300]}")
             context.add_asset_metadata({"dagster/row_count": 0, "quarantined": True, "stage": outcome.stage,
-                                        "error": f"{outcome.error_type}: {outcome.message[:500]}"},
-                                       partition_key=service_id)
+                                        "error": f"{outcome.error_type}: {outcome.message[:500]}",
+                                        CONTENT_KEY: contents[service_id]}, partition_key=service_id)
             continue
         context.log.info(f"{service_id}: {len(outcome.verified_tools)}/{len(outcome.spec.tools)} tools verified, "
                          f"{len(outcome.world_model_tools)} on the world model")
         builds.append(outcome)
+        contents[service_id] = content_hash(tables.service_rows([outcome]).row(0, named=True))
         context.add_asset_metadata({
             "dagster/row_count": 1, "quarantined": False, "spec_hash": outcome.spec.content_hash(),
             "module_hash": outcome.module.source_hash, "n_tools": len(outcome.spec.tools),
             "n_verified": len(outcome.verified_tools), "n_world_model": len(outcome.world_model_tools),
-            "world_model_tools": dg.MetadataValue.json(outcome.world_model_tools),
+            "world_model_tools": dg.MetadataValue.json(outcome.world_model_tools), CONTENT_KEY: contents[service_id],
         }, partition_key=service_id)
     quarantine = tables.quarantined_service_rows(failures, synthesizer.name)
     _store_quarantine(storage.database, quarantine, context.partition_keys,
@@ -119,11 +123,12 @@ def services(
         context.log_event(dg.AssetMaterialization(QUARANTINE_TABLE, partition=service_id, metadata={
             "quarantined": service_id in set(quarantine["service_id"].to_list())}))
     frame = tables.service_rows(builds)
-    built_from = frame.select("service_id", "spec_hash", "module_hash", "seed_state_hash").rows()
+    version = run_data_version(contents, latest_materializations(context.instance, context.asset_key,
+                                                                 sorted(contents)))
     context.log.info(f"{len(frame)} services built ({int(frame['n_tools'].sum())} tools, "
                      f"{int(frame['n_verified'].sum())} verified), {len(quarantine)} quarantined")
     # Metadata here is every partition's: what describes one service is added per partition above.
-    return dg.Output(frame, data_version=dg.DataVersion(content_hash(built_from)[:16]), metadata={
+    return dg.Output(frame, data_version=dg.DataVersion(version), metadata={
         "dagster/column_schema": dg.MetadataValue.table_schema(table_schema("services", frame)),
         "synthesizer": synthesizer.name,
     })

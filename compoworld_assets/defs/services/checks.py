@@ -7,7 +7,7 @@ import dagster as dg
 import duckdb
 import polars as pl
 
-from compoworld_assets.defs.expectation_checks import expectations_result
+from compoworld_assets.defs.expectation_checks import expectations_result, partition_expectations
 from compoworld_assets.defs.services.assets import QUARANTINE_TABLE
 from compoworld_assets.defs.services.partitions import service_partitions
 from compoworld_assets.engine.canonical import text_hash
@@ -36,10 +36,10 @@ def verified_share(services: pl.DataFrame) -> dg.AssetCheckResult:
 
 @dg.asset_check(asset="services", blocking=True, partitions_def=service_partitions,
                 pool="duckdb",
-                description="Great Expectations suite: keys, consistent tool counts, modules and verdicts.")
-def services_expectations(context: dg.AssetCheckExecutionContext,
-                          services: pl.DataFrame) -> dg.AssetCheckResult:
-    return expectations_result(context, "services", services)
+                description="Great Expectations suite: keys, consistent tool counts, modules and verdicts "
+                            "(one evaluation per service partition).")
+def services_expectations(context: dg.AssetCheckExecutionContext, services: pl.DataFrame):
+    yield from partition_expectations(context, "services", services, partition_column="service_id")
 
 
 @dg.asset_check(asset=QUARANTINE_TABLE, pool="duckdb", additional_ins={"services": dg.AssetIn("services")},

@@ -3,8 +3,12 @@
 ``service_specs`` is the whole catalog in one table. Every consumer of the catalog is stale when
 any spec changes, which is right for them, but a service build reads only its own spec. So the
 build reads ``service_spec``: the same rows seen one service partition at a time (a view over
-``service_specs``), whose data version per partition is that service's spec hash, recorded as an
-observation at every import. A changed spec gives its partition a new data version, and Dagster
+``service_specs``), whose data version per partition is that service's spec hash, recorded as a
+materialization and an observation of the partition at every import (the view is rewritten then).
+Both, because Dagster reads an external partitioned input two ways: a build records the versions
+of its input partitions from materializations (with observations alone it recorded the hash of an
+empty string as the version it read), while the stale-status resolver compares observations made
+after the build's input pointer (the latest materialization) with the one before it. A changed spec gives its partition a new data version, and Dagster
 marks exactly that ``services`` partition stale; re-importing unchanged specs records the same
 versions and leaves every other partition fresh.
 """
@@ -21,7 +25,7 @@ from resources import SpecSourcesResource, StorageResource
 from resources.storage import SCHEMA
 
 IMPORTER_VERSION = "1"
-# The tag Dagster reads an observation's data version from.
+# The tag Dagster reads a materialization's data version from.
 DATA_VERSION_TAG = "dagster/data_version"
 
 service_spec = dg.AssetSpec(
@@ -30,7 +34,7 @@ service_spec = dg.AssetSpec(
     partitions_def=service_partitions,
     group_name="services",
     description=("One service's spec (a per-service view over service_specs); its data version is the "
-                 "spec hash, observed at every import, so a changed spec stales only its own service."),
+                 "spec hash, recorded at every import, so a changed spec stales only its own service."),
     metadata={"partition_expr": "service_id", "primary_key": "service_id"},
 )
 
@@ -52,7 +56,7 @@ service_spec = dg.AssetSpec(
     pool="duckdb",
 )
 def import_specs(context: dg.AssetExecutionContext, spec_sources: SpecSourcesResource, storage: StorageResource):
-    """Import every configured source; register one ``service`` partition per service id and observe
+    """Import every configured source; register one ``service`` partition per service id and record
     each partition's ``service_spec`` version."""
     result = spec_sources.load()
     specs = tables.spec_rows(result.specs)
@@ -75,9 +79,12 @@ def import_specs(context: dg.AssetExecutionContext, spec_sources: SpecSourcesRes
                         "removed_partitions": len(registered - set(ids)),
                     })
     _create_service_spec_view(storage.database)
-    for service_id, spec_hash in zip(ids, specs["spec_hash"].to_list(), strict=True):
-        context.log_event(dg.AssetObservation(service_spec.key, partition=service_id,
-                                              tags={DATA_VERSION_TAG: spec_hash[:16]}))
+    versions = {service_id: spec_hash[:16] for service_id, spec_hash in zip(ids, specs["spec_hash"], strict=True)}
+    # Observations first, then materializations: the build's recorded input pointer is the latest
+    # materialization, so every observation of this import lies before it (see the module docstring).
+    for event in (dg.AssetObservation, dg.AssetMaterialization):
+        for service_id, version in versions.items():
+            context.log_event(event(service_spec.key, partition=service_id, tags={DATA_VERSION_TAG: version}))
     reasons = quarantined.group_by("reason").len().sort("len", descending=True).head(10)
     yield dg.Output(quarantined, "quarantined_specs",
                     data_version=dg.DataVersion(_frame_hash(quarantined, "quarantine_id")),

@@ -62,20 +62,19 @@ def quarantined_specs_expectations(context: dg.AssetCheckExecutionContext,
 
 @dg.asset_check(asset=service_spec.key, additional_ins={"service_specs": dg.AssetIn("service_specs")}, pool="duckdb",
                 description="The per-service view shows the catalog's rows, and every service partition's "
-                            "observed data version is its spec hash.")
+                            "recorded data version is its spec hash.")
 def service_spec_versions_match(context: dg.AssetCheckExecutionContext, service_specs: pl.DataFrame,
                                 storage: StorageResource) -> dg.AssetCheckResult:
     expected = dict(zip(service_specs["service_id"].to_list(), service_specs["spec_hash"].to_list(), strict=True))
     with duckdb.connect(storage.database, read_only=True) as connection:
         viewed = dict(connection.execute(
             f"select service_id, spec_hash from {SCHEMA}.{service_spec.key.path[-1]}").fetchall())
-    observed = {}
+    recorded = {}
     for service_id in expected:
-        record = context.instance.get_latest_data_version_record(service_spec.key, is_source=True,
-                                                                 partition_key=service_id)
-        event = record.event_log_entry.asset_observation if record else None
-        observed[service_id] = event.tags.get(DATA_VERSION_TAG) if event else None
-    mismatched = sorted(sid for sid, spec_hash in expected.items() if observed.get(sid) != spec_hash[:16])
+        record = context.instance.get_latest_data_version_record(service_spec.key, partition_key=service_id)
+        event = record.event_log_entry.asset_materialization if record else None
+        recorded[service_id] = event.tags.get(DATA_VERSION_TAG) if event else None
+    mismatched = sorted(sid for sid, spec_hash in expected.items() if recorded.get(sid) != spec_hash[:16])
     return dg.AssetCheckResult(passed=viewed == expected and not mismatched, metadata={
         "services": len(expected), "view_matches_catalog": viewed == expected,
         "version_mismatches": dg.MetadataValue.json(mismatched[:20])})
