@@ -157,6 +157,7 @@ def test_a_cli_run_is_on_the_timeline_and_re_executes_from_the_ui(project_env, t
         assert sorted(r["jobName"] for r in runs) == sorted(CLI_JOBS) and all(r["status"] == "SUCCESS" for r in runs)
         page.goto(f"{url}/overview/activity/timeline")
         page.get_by_text("catalog_and_graph_job").first.wait_for()
+        page.get_by_role("button", name="1hr").click()
         time.sleep(2)
         page.screenshot(path=ARTIFACTS / "timeline.png")
 
