@@ -92,6 +92,9 @@ SCHEMA_NAME_SUFFIXES = frozenset(
     }
 )
 MAX_SCHEMA_DEPTH = 3
+# A record described inline (no component schema) becomes an entity when its object has this many properties.
+MIN_INLINE_FIELDS = 2
+INLINE_PREFIX = "inline:"  # marks an entity's schema source as an inline schema of a collection key
 _MAX_DESCRIPTION = 1000
 _FIELD_KEYWORDS = frozenset({"type", "enum", "items", "description", "format", "example", "examples", "default",
                              TYPE_KEY})
@@ -181,6 +184,7 @@ class _Importer:
         )
         self.context = context_words(self.service_id, title, self.domain)
         self.quarantined: list[QuarantinedSpec] = []
+        self.inline_schemas: dict[str, Any] = {}
 
     def quarantine(self, location: str, error: Any, fragment: Any) -> None:
         self.quarantined.append(QuarantinedSpec.from_error(KIND, location, error, preview(fragment)))
@@ -275,7 +279,10 @@ class _Importer:
             for schema in schemas:
                 candidates.setdefault(key, []).extend(self._referenced_schema_names(schema))
         found: dict[str, tuple[str, str]] = {}
-        for key in sorted(candidates):
+        for key in sorted(set(candidates) | set(self._inline_candidates(ops))):
+            if key not in candidates:
+                found[key] = self._inline_entity(key)
+                continue
             noun = key.rsplit("/", 1)[-1]
             # The schema named exactly after one item (``Order`` for ``orders``; not the list wrapper
             # ``Orders``) before one that only contains the noun (``NewOrder``, a create request's schema).
@@ -286,7 +293,62 @@ class _Importer:
             name = entity_name(match.rsplit(".", 1)[-1])[:64] if match else ""
             if match and name:
                 found[key] = (name, match)
-        return found
+            elif key in self.inline_schemas:
+                found[key] = self._inline_entity(key)
+        return {key: value for key, value in found.items() if value[0]}
+
+    def _inline_candidates(self, ops: list[Operation]) -> dict[str, Any]:
+        """Collection key → an inline object schema of one record, for resources without a component schema.
+
+        Many documents describe a record only inline: the response of ``GET /orders/{id}`` is an object
+        with properties, or ``GET /orders`` returns an array of such objects (bare, or as the one array
+        property of a wrapper). What a read returns is one record of the resource it reads. The item
+        read's schema wins over the list's, as the fuller one. (A referenced schema named otherwise,
+        such as ``APIRequest`` for ``/activity``, is not taken yet: see docs/scaling.md.)
+        """
+        if self.inline_schemas:
+            return self.inline_schemas
+        from_list: dict[str, Any] = {}
+        for op in ops:
+            key = op.collection_key
+            if key is None or op.method != "get":
+                continue
+            try:
+                schema = self._record_schema(self._response_schema(op), item=op.is_item)
+            except RefError:
+                continue
+            if schema is None:
+                continue
+            if op.is_item:
+                self.inline_schemas.setdefault(key, schema)
+            else:
+                from_list.setdefault(key, schema)
+        for key, schema in from_list.items():
+            self.inline_schemas.setdefault(key, schema)
+        return self.inline_schemas
+
+    def _record_schema(self, schema: Any, *, item: bool) -> dict[str, Any] | None:
+        """The inline object schema of one record in a read's response (None: a reference, or no record)."""
+        if not isinstance(schema, dict) or "$ref" in schema:
+            return None
+        if not item:
+            if json_type_of(schema) == "object":
+                arrays = [p for p in _mapping(schema.get("properties")).values()
+                          if isinstance(p, dict) and json_type_of(p) == "array"]
+                schema = arrays[0] if len(arrays) == 1 else {}
+            schema = schema.get("items") if json_type_of(schema) == "array" else None
+            if not isinstance(schema, dict) or "$ref" in schema:
+                return None
+        properties = _mapping(schema.get("properties"))
+        if json_type_of(schema) != "object" or len(properties) < MIN_INLINE_FIELDS:
+            return None
+        return schema
+
+    def _inline_entity(self, key: str) -> tuple[str, str]:
+        noun = key.rsplit("/", 1)[-1]
+        one = singular(snake_name(noun).rsplit("_", 1)[-1])
+        name = entity_name("_".join([*snake_name(noun).split("_")[:-1], one]))[:64]
+        return name, INLINE_PREFIX + key
 
     def entity_specs(self, resources: dict[str, tuple[str, str]]) -> dict[str, EntitySpec]:
         specs: dict[str, EntitySpec] = {}
@@ -294,9 +356,12 @@ class _Importer:
         for name, schema_name in sorted(set(resources.values())):
             if name in specs:
                 continue
-            location = f"{self.location}#/components/schemas/{schema_name}"
+            inline = schema_name.startswith(INLINE_PREFIX)
+            location = (f"{self.location}#/paths/{schema_name[len(INLINE_PREFIX):]}" if inline
+                        else f"{self.location}#/components/schemas/{schema_name}")
             try:
-                schema, _ = self.refs.deref({"$ref": f"#/components/schemas/{schema_name}"})
+                schema = (self.inline_schemas[schema_name[len(INLINE_PREFIX):]] if inline
+                          else self.refs.deref({"$ref": f"#/components/schemas/{schema_name}"})[0])
                 if not isinstance(schema, dict):
                     self.quarantine(location, "component schema is not an object", schema_name)
                     continue

@@ -1,0 +1,74 @@
+"""A resource described only inline (no component schema) still becomes a typed entity whose CRUD tools verify."""
+
+from __future__ import annotations
+
+import json
+
+from compoworld_assets.engine.runtime.sandbox import trusted_executor
+from compoworld_assets.engine.service_build import build_service
+from compoworld_assets.engine.specs.importers import import_spec_file
+from compoworld_assets.engine.specs.model import Effect
+from compoworld_assets.engine.synthesis.offline import CODE_EFFECTS, OfflineSynthesizer
+from compoworld_assets.engine.world_model.offline import OfflineWorldModel
+
+ORDER = {"type": "object", "properties": {
+    "id": {"type": "string"}, "status": {"type": "string", "enum": ["open", "shipped", "cancelled"]},
+    "total": {"type": "number"}, "customer_email": {"type": "string", "format": "email"}}}
+
+
+def _json(schema: dict) -> dict:
+    return {"description": "ok", "content": {"application/json": {"schema": schema}}}
+
+
+def _document(list_schema: dict) -> dict:
+    return {
+        "openapi": "3.0.0", "info": {"title": "Inline Shop", "version": "1"},
+        "paths": {
+            "/orders": {
+                "get": {"operationId": "listOrders", "responses": {"200": _json(list_schema)}},
+                "post": {"operationId": "createOrder", "requestBody": {"required": True, "content": {
+                    "application/json": {"schema": {"type": "object", "properties": {
+                        "status": ORDER["properties"]["status"], "total": {"type": "number"}}}}}},
+                         "responses": {"201": _json(ORDER)}},
+            },
+            "/orders/{orderId}": {
+                "parameters": [{"name": "orderId", "in": "path", "required": True, "schema": {"type": "string"}}],
+                "get": {"operationId": "getOrder", "responses": {"200": _json(ORDER)}},
+                "delete": {"operationId": "deleteOrder", "responses": {"204": {"description": "gone"}}},
+            },
+        },
+    }
+
+
+def _import(tmp_path, document: dict):
+    path = tmp_path / "inline_shop.json"
+    path.write_text(json.dumps(document))
+    return import_spec_file(path).specs[0]
+
+
+def test_an_inline_record_schema_becomes_the_resources_entity(tmp_path):
+    spec = _import(tmp_path, _document({"type": "object", "properties": {
+        "orders": {"type": "array", "items": ORDER}, "next_page": {"type": "string"}}}))
+    [entity] = spec.entities
+    assert entity.name == "Order"
+    assert {"status", "total", "customer_email"} <= {f.name for f in entity.fields}
+    effects = {t.name: t.effect for t in spec.tools}
+    assert effects == {"list_orders": Effect.LIST, "create_order": Effect.CREATE, "get_order": Effect.READ,
+                       "delete_order": Effect.DELETE}
+    build = build_service(spec, OfflineSynthesizer(), trusted_executor, OfflineWorldModel(), seed=7)
+    assert sorted(build.verified_tools) == sorted(t.name for t in spec.tools if t.effect in CODE_EFFECTS)
+
+
+def test_the_list_alone_describes_the_record_when_no_item_read_does(tmp_path):
+    document = _document({"type": "array", "items": ORDER})
+    document["paths"]["/orders/{orderId}"]["get"]["responses"] = {"200": {"description": "ok"}}
+    [entity] = _import(tmp_path, document).entities
+    assert {"status", "total"} <= {f.name for f in entity.fields}
+
+
+def test_a_response_without_a_record_gives_no_entity(tmp_path):
+    document = _document({"type": "object", "properties": {"count": {"type": "integer"}}})
+    document["paths"]["/orders/{orderId}"]["get"]["responses"] = {"200": _json({"type": "string"})}
+    del document["paths"]["/orders"]["post"]  # a create body would describe the record too
+    spec = _import(tmp_path, document)
+    assert spec.entities == [] and {t.effect for t in spec.tools} == {Effect.ACTION}
