@@ -8,9 +8,10 @@ materialization and an observation of the partition at every import (the view is
 Both, because Dagster reads an external partitioned input two ways: a build records the versions
 of its input partitions from materializations (with observations alone it recorded the hash of an
 empty string as the version it read), while the stale-status resolver compares observations made
-after the build's input pointer (the latest materialization) with the one before it. A changed spec gives its partition a new data version, and Dagster
-marks exactly that ``services`` partition stale; re-importing unchanged specs records the same
-versions and leaves every other partition fresh.
+after the build's input pointer (the latest materialization) with the one before it. A changed
+spec gives its partition a new data version, and Dagster marks exactly that ``services`` partition
+stale; re-importing unchanged specs records the same versions and leaves every other partition
+fresh.
 """
 
 
@@ -25,7 +26,7 @@ from resources import SpecSourcesResource, StorageResource
 from resources.storage import SCHEMA
 
 IMPORTER_VERSION = "1"
-# The tag Dagster reads a materialization's data version from.
+# The tag Dagster reads an observation's or a materialization's data version from.
 DATA_VERSION_TAG = "dagster/data_version"
 
 service_spec = dg.AssetSpec(
