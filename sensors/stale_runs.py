@@ -11,7 +11,7 @@ process is gone, report them failed (``instance.report_run_failed``) and free th
 
 Which process ran a run: the CLI tags each run with its host, pid and process start time
 (:func:`launcher_tags`); the start time tells a reused pid apart. A run without those tags (launched
-from the UI or by a sensor) is judged by the pid Dagster logged for it ("Executing steps in process
+from the UI or by a sensor), or with tags copied from the run it re-executes, is judged by the pid Dagster logged for it ("Executing steps in process
 (pid …)", "Started process for run (pid …)"), only when the instance keeps its runs in local SQLite
 files (the default ``$DAGSTER_HOME``), where that pid is one of this machine's.
 """
@@ -73,7 +73,7 @@ class ReapedRun:
 def launcher_of(instance: dg.DagsterInstance, run: dg.DagsterRun) -> Launcher | None:
     """The process executing ``run`` when it is one of this machine's; None when that cannot be known."""
     tags = run.tags
-    if PID_TAG in tags:
+    if PID_TAG in tags and not _inherited_launcher_tags(instance, run):
         if tags.get(HOST_TAG) != socket.gethostname():
             return None
         return Launcher(int(tags[PID_TAG]), float(tags[PROCESS_STARTED_TAG]), exact=True)
@@ -87,6 +87,16 @@ def launcher_of(instance: dg.DagsterInstance, run: dg.DagsterRun) -> Launcher | 
         if pid is not None:
             return Launcher(int(pid.value), record.event_log_entry.timestamp, exact=False)
     return None
+
+
+def _inherited_launcher_tags(instance: dg.DagsterInstance, run: dg.DagsterRun) -> bool:
+    """Whether ``run`` carries its parent's launcher tags: a re-execution (from the UI) copies the
+    tags of the CLI run it re-executes, and those name the CLI's process, not the one running it."""
+    if run.parent_run_id is None:
+        return False
+    parent = instance.get_run_by_id(run.parent_run_id)
+    launcher = (HOST_TAG, PID_TAG, PROCESS_STARTED_TAG)
+    return parent is not None and all(parent.tags.get(t) == run.tags.get(t) for t in launcher)
 
 
 def reap_dead_runs(instance: dg.DagsterInstance) -> list[ReapedRun]:

@@ -122,3 +122,13 @@ def test_other_hosts_are_left_alone_and_a_reused_pid_counts_as_gone(instance):
     statuses = {run.run_id: instance.get_run_by_id(run.run_id).status for run in (elsewhere, reused, alive)}
     assert statuses == {elsewhere.run_id: dg.DagsterRunStatus.STARTED, reused.run_id: dg.DagsterRunStatus.FAILURE,
                         alive.run_id: dg.DagsterRunStatus.STARTED}
+
+
+def test_a_re_execution_is_not_judged_by_the_launcher_tags_it_copied(instance):
+    """The UI re-executes a CLI run with the CLI run's tags; the CLI process being gone says nothing of it."""
+    gone = {**launcher_tags(), PROCESS_STARTED_TAG: f"{psutil.Process().create_time() - 3600:.3f}"}
+    parent = create_run_for_test(instance, status=dg.DagsterRunStatus.SUCCESS, tags=gone)
+    child = create_run_for_test(instance, status=dg.DagsterRunStatus.STARTED, tags=gone,
+                                parent_run_id=parent.run_id, root_run_id=parent.run_id)
+    assert reap_dead_runs(instance) == []
+    assert instance.get_run_by_id(child.run_id).status == dg.DagsterRunStatus.STARTED
