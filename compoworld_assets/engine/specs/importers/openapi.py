@@ -279,17 +279,16 @@ class _Importer:
             for schema in schemas:
                 candidates.setdefault(key, []).extend(self._referenced_schema_names(schema))
         found: dict[str, tuple[str, str]] = {}
-        for key in sorted(set(candidates) | set(self._inline_candidates(ops))):
-            if key not in candidates:
-                found[key] = self._inline_entity(key)
-                continue
+        self.inline_schemas = self._inline_schemas(ops)
+        for key in sorted(set(candidates) | set(self.inline_schemas)):
+            names = candidates.get(key, [])
             noun = key.rsplit("/", 1)[-1]
             # The schema named exactly after one item (``Order`` for ``orders``; not the list wrapper
             # ``Orders``) before one that only contains the noun (``NewOrder``, a create request's schema).
             one = singular(snake_name(noun).rsplit("_", 1)[-1])
             item = "_".join([*snake_name(noun).split("_")[:-1], one])
-            exact = next((n for n in candidates[key] if snake_name(n.rsplit(".", 1)[-1]) == item), None)
-            match = exact or next((n for n in candidates[key] if schema_matches_noun(n, noun)), None)
+            exact = next((n for n in names if snake_name(n.rsplit(".", 1)[-1]) == item), None)
+            match = exact or next((n for n in names if schema_matches_noun(n, noun)), None)
             name = entity_name(match.rsplit(".", 1)[-1])[:64] if match else ""
             if match and name:
                 found[key] = (name, match)
@@ -297,7 +296,7 @@ class _Importer:
                 found[key] = self._inline_entity(key)
         return {key: value for key, value in found.items() if value[0]}
 
-    def _inline_candidates(self, ops: list[Operation]) -> dict[str, Any]:
+    def _inline_schemas(self, ops: list[Operation]) -> dict[str, Any]:
         """Collection key → an inline object schema of one record, for resources without a component schema.
 
         Many documents describe a record only inline: the response of ``GET /orders/{id}`` is an object
@@ -306,8 +305,7 @@ class _Importer:
         read's schema wins over the list's, as the fuller one. (A referenced schema named otherwise,
         such as ``APIRequest`` for ``/activity``, is not taken yet: see docs/scaling.md.)
         """
-        if self.inline_schemas:
-            return self.inline_schemas
+        from_item: dict[str, Any] = {}
         from_list: dict[str, Any] = {}
         for op in ops:
             key = op.collection_key
@@ -319,13 +317,8 @@ class _Importer:
                 continue
             if schema is None:
                 continue
-            if op.is_item:
-                self.inline_schemas.setdefault(key, schema)
-            else:
-                from_list.setdefault(key, schema)
-        for key, schema in from_list.items():
-            self.inline_schemas.setdefault(key, schema)
-        return self.inline_schemas
+            (from_item if op.is_item else from_list).setdefault(key, schema)
+        return {**from_list, **from_item}
 
     def _record_schema(self, schema: Any, *, item: bool) -> dict[str, Any] | None:
         """The inline object schema of one record in a read's response (None: a reference, or no record)."""
