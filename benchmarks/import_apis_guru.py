@@ -34,6 +34,7 @@ from typing import Any
 REPO_ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO_ROOT))  # run as a plain script from any working directory
 
+from compoworld_assets.defs.services.assets import ServicesConfig
 from compoworld_assets.engine.specs.importers.openapi import import_openapi
 from compoworld_assets.engine.specs.importers.service_ids import assign_service_ids, spec_fingerprint
 from compoworld_assets.engine.types import TYPE_KEY
@@ -192,7 +193,9 @@ def main() -> None:
                         help="build N seeded specs with the built-in library into services, graph and tasks")
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--walks", type=int, default=300, help="plans sampled with --build")
-    parser.add_argument("--service-time-limit", type=float, default=120.0)
+    parser.add_argument("--service-time-limit", type=float,
+                        default=ServicesConfig.model_fields["service_time_limit_s"].default,
+                        help="seconds per service build (default: the services asset's)")
     args = parser.parse_args()
 
     api = ensure_corpus(args.cache)

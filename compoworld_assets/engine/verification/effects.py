@@ -71,7 +71,7 @@ def check_effect(ctx: EffectContext) -> str | None:
 
 
 def _unchanged(ctx: EffectContext) -> str | None:
-    if ctx.after.content_hash() != ctx.before.content_hash():
+    if not ctx.after.same_content(ctx.before):
         return f"a {ctx.tool.effect} tool changed the state: {_changes(ctx)}"
     return None
 

@@ -3,7 +3,7 @@
 Every case starts from a fresh reset to the seed state. A tool keeps its code only when every
 check passes: valid calls succeed with data matching the returns schema, have their effect
 (create→read/list/search find the record, delete→read gives not_found, update changes only
-the fields it names, reads leave the state hash unchanged) and repeat identically; invalid
+the fields it names, reads leave the state unchanged) and repeat identically; invalid
 calls return a tool error (not a crash) and change nothing.
 """
 
@@ -168,7 +168,7 @@ class _ToolRunner:
             return CheckResult(
                 name=name, passed=False, detail=f"repeat returned {_short(again)} instead of {_short(result)}"
             )
-        if again_state is None or again_state.content_hash() != after.content_hash():
+        if again_state is None or not again_state.same_content(after):
             return CheckResult(name=name, passed=False, detail="repeat left a different state")
         return CheckResult(name=name, passed=True)
 
@@ -180,7 +180,7 @@ class _ToolRunner:
             return CheckResult(name=case.name, passed=False, detail=f"accepted {case.args!r}"[:500])
         if result["error"]["code"] in REJECTED_ERROR_CODES:
             return CheckResult(name=case.name, passed=False, detail=_describe(result))
-        if after is None or after.content_hash() != before.content_hash():
+        if after is None or not after.same_content(before):
             return CheckResult(name=case.name, passed=False, detail="a rejected call changed the state")
         return CheckResult(name=case.name, passed=True)
 

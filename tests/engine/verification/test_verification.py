@@ -197,3 +197,20 @@ def test_a_module_that_does_not_load_leaves_everything_to_the_world_model(
     verification = verify_service(helpdesk, offline_module, refuse, seed_state, SEED)
     assert verification.code_tools == []
     assert all(v.checks[0].name == "load" for v in verification.verdicts)
+
+
+def test_a_rejected_call_that_writes_first_is_caught(helpdesk, offline_module, seed_state):
+    module = broken(
+        offline_module,
+        """
+        _plain_get = TOOLS["get_customer"]
+        def _get_and_log_failures(state, args):
+            result = _plain_get(state, args)
+            if not result["success"]:
+                state["counters"]["Customer"] += 1
+            return result
+        TOOLS["get_customer"] = _get_and_log_failures
+    """,
+    )
+    failures = verify(helpdesk, module, seed_state).verdict("get_customer").failures()
+    assert failures and all(c.detail == "a rejected call changed the state" for c in failures)

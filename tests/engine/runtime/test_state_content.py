@@ -1,0 +1,24 @@
+"""``ServiceState.same_content``: the cheap comparison verification uses instead of content hashes."""
+
+from hypothesis import given
+from hypothesis import strategies as st
+
+from compoworld_assets.engine.runtime.state import ServiceState
+
+values = st.one_of(st.none(), st.text(max_size=5), st.integers(-5, 5))
+records = st.dictionaries(st.sampled_from(["name", "status", "total"]), values, max_size=3)
+tables = st.dictionaries(st.sampled_from(["Customer", "Ticket"]),
+                         st.dictionaries(st.sampled_from(["a", "b", "c"]), records, max_size=3), max_size=2)
+counters = st.dictionaries(st.sampled_from(["Customer", "Ticket"]), st.integers(0, 3), max_size=2)
+
+
+@given(tables, counters, tables, counters)
+def test_same_content_agrees_with_the_content_hash(tables_a, counters_a, tables_b, counters_b):
+    a = ServiceState(service_id="crm", tables=tables_a, counters=counters_a)
+    b = ServiceState(service_id="crm", tables=tables_b, counters=counters_b)
+    assert a.same_content(b) == (a.content_hash() == b.content_hash())
+    assert a.same_content(ServiceState.model_validate_json(a.model_dump_json()))
+
+
+def test_another_service_never_has_the_same_content():
+    assert not ServiceState(service_id="crm").same_content(ServiceState(service_id="billing"))
