@@ -1,4 +1,5 @@
-"""A resource described only inline (no component schema) still becomes a typed entity whose CRUD tools verify."""
+"""A resource without a component schema named after it (described inline, or by a component named otherwise)
+still becomes a typed entity whose CRUD tools verify."""
 
 from __future__ import annotations
 
@@ -72,3 +73,26 @@ def test_a_response_without_a_record_gives_no_entity(tmp_path):
     del document["paths"]["/orders"]["post"]  # a create body would describe the record too
     spec = _import(tmp_path, document)
     assert spec.entities == [] and {t.effect for t in spec.tools} == {Effect.ACTION}
+
+
+def test_a_component_named_otherwise_becomes_the_resources_entity(tmp_path):
+    document = _document({"type": "array", "items": {"$ref": "#/components/schemas/PurchaseDetails"}})
+    document["paths"]["/orders/{orderId}"]["get"]["responses"] = {
+        "200": _json({"$ref": "#/components/schemas/PurchaseDetails"})}
+    document["components"] = {"schemas": {"PurchaseDetails": ORDER}}
+    spec = _import(tmp_path, document)
+    [entity] = spec.entities
+    assert entity.name == "Order"  # named after the resource, built from the component
+    assert {"status", "total", "customer_email"} <= {f.name for f in entity.fields}
+    assert {t.name: t.effect for t in spec.tools}["get_order"] == Effect.READ
+    build = build_service(spec, OfflineSynthesizer(), trusted_executor, OfflineWorldModel(), seed=7)
+    assert sorted(build.verified_tools) == sorted(t.name for t in spec.tools if t.effect in CODE_EFFECTS)
+
+
+def test_an_array_that_is_part_of_one_record_is_not_a_list_of_records(tmp_path):
+    status = {"type": "object", "properties": {"name": {"type": "string"}, "version": {"type": "string"},
+                                               "dependencies": {"type": "array", "items": ORDER}}}
+    document = {"openapi": "3.0.0", "info": {"title": "Status", "version": "1"},
+                "paths": {"/health": {"get": {"operationId": "getHealth", "responses": {"200": _json(status)}}}}}
+    spec = _import(tmp_path, document)
+    assert spec.entities == [] and spec.tools[0].effect == Effect.ACTION

@@ -31,7 +31,7 @@ def test_service_metadata_comes_from_info(onepassword):
 
 
 def test_resources_become_entities_with_fields(onepassword):
-    assert [e.name for e in onepassword.entities] == ["File", "Item", "Vault"]
+    assert [e.name for e in onepassword.entities] == ["Activity", "File", "Item", "Vault"]
     vault = onepassword.entity("Vault")
     assert vault.field("id") is None
     assert vault.field("createdAt").type == "datetime"
@@ -47,6 +47,7 @@ def test_effects_follow_method_and_path_shape(onepassword):
     assert effects["delete_vault_item"] == (Effect.DELETE, "Item")
     assert effects["get_vaults"] == (Effect.SEARCH, "Vault")  # has a ``filter`` query parameter
     assert effects["get_item_files"] == (Effect.LIST, "File")
+    assert effects["get_api_activity"] == (Effect.LIST, "Activity")  # /activity returns APIRequest records
     assert effects["get_heartbeat"] == (Effect.ACTION, None)
     assert effects["download_file_by_id"] == (Effect.ACTION, None)  # GET on a sub-resource without a schema
 
@@ -63,9 +64,9 @@ def test_path_ids_are_string_references_to_their_entities(onepassword):
 
 
 def test_action_returns_come_from_the_success_response(onepassword):
-    returns = onepassword.tool("get_api_activity").returns
-    assert returns["type"] == "array"
-    assert returns["items"]["properties"]["timestamp"][TYPE_KEY] == "datetime"
+    returns = onepassword.tool("get_server_health").returns
+    assert returns["type"] == "object" and returns["required"] == ["name", "version"]
+    assert set(returns["properties"]["dependencies"]["items"]["properties"]) == {"message", "service", "status"}
     assert onepassword.tool("get_heartbeat").returns == {"type": "string", "example": "."}
 
 

@@ -3,6 +3,8 @@
 Resources are path collections (``/pets``, ``/owners/{}/pets``). A resource becomes an entity
 when its operations reference a component schema whose name matches the resource noun
 (``/pets`` ↔ ``Pet``, ``PublicPet``, ``PetResponse``): its top-level properties are the fields.
+Failing that, the record its reads return is the entity, named after the noun: an inline object
+schema, or a component named otherwise (``/push/deviceRegistrations`` ↔ ``DeviceDetails``).
 Operations become tools: POST collection → create, GET collection → list (search with a
 ``q``/``query``/``search``/``filter``/``keyword`` parameter), GET item → read, PUT/PATCH item →
 update, DELETE item → delete, anything else (or any operation on a resource without entity)
@@ -94,7 +96,10 @@ SCHEMA_NAME_SUFFIXES = frozenset(
 MAX_SCHEMA_DEPTH = 3
 # A record described inline (no component schema) becomes an entity when its object has this many properties.
 MIN_INLINE_FIELDS = 2
-INLINE_PREFIX = "inline:"  # marks an entity's schema source as an inline schema of a collection key
+# Names of the array property that holds the records in a list response's wrapper object.
+LIST_PROPERTY_NAMES = frozenset({"items", "data", "results", "records", "values", "value", "entries", "list",
+                                 "content", "elements", "objects", "rows", "hits", "nodes", "resources"})
+RECORD_PREFIX = "record:"  # marks an entity's schema source as the record schema of a collection key
 _MAX_DESCRIPTION = 1000
 _FIELD_KEYWORDS = frozenset({"type", "enum", "items", "description", "format", "example", "examples", "default",
                              TYPE_KEY})
@@ -184,7 +189,7 @@ class _Importer:
         )
         self.context = context_words(self.service_id, title, self.domain)
         self.quarantined: list[QuarantinedSpec] = []
-        self.inline_schemas: dict[str, Any] = {}
+        self.record_schemas: dict[str, Any] = {}
 
     def quarantine(self, location: str, error: Any, fragment: Any) -> None:
         self.quarantined.append(QuarantinedSpec.from_error(KIND, location, error, preview(fragment)))
@@ -264,7 +269,8 @@ class _Importer:
         return names
 
     def resource_entities(self, ops: list[Operation]) -> dict[str, tuple[str, str]]:
-        """collection key → (entity name, component schema name) for resources with a matching schema."""
+        """collection key → (entity name, schema source): a component schema named after the resource, else
+        the record its reads return (``RECORD_PREFIX`` + key, see :meth:`_record_schemas`)."""
         candidates: dict[str, list[str]] = {}
         for op in ops:
             key = op.collection_key
@@ -279,8 +285,8 @@ class _Importer:
             for schema in schemas:
                 candidates.setdefault(key, []).extend(self._referenced_schema_names(schema))
         found: dict[str, tuple[str, str]] = {}
-        self.inline_schemas = self._inline_schemas(ops)
-        for key in sorted(set(candidates) | set(self.inline_schemas)):
+        self.record_schemas = self._record_schemas(ops)
+        for key in sorted(set(candidates) | set(self.record_schemas)):
             names = candidates.get(key, [])
             noun = key.rsplit("/", 1)[-1]
             # The schema named exactly after one item (``Order`` for ``orders``; not the list wrapper
@@ -292,18 +298,20 @@ class _Importer:
             name = entity_name(match.rsplit(".", 1)[-1])[:64] if match else ""
             if match and name:
                 found[key] = (name, match)
-            elif key in self.inline_schemas:
-                found[key] = self._inline_entity(key)
+            elif key in self.record_schemas:
+                found[key] = self._record_entity(key)
         return {key: value for key, value in found.items() if value[0]}
 
-    def _inline_schemas(self, ops: list[Operation]) -> dict[str, Any]:
-        """Collection key → an inline object schema of one record, for resources without a component schema.
+    def _record_schemas(self, ops: list[Operation]) -> dict[str, Any]:
+        """Collection key → the schema of one record, for resources whose schema is not named after them.
 
-        Many documents describe a record only inline: the response of ``GET /orders/{id}`` is an object
-        with properties, or ``GET /orders`` returns an array of such objects (bare, or as the one array
-        property of a wrapper). What a read returns is one record of the resource it reads. The item
-        read's schema wins over the list's, as the fuller one. (A referenced schema named otherwise,
-        such as ``APIRequest`` for ``/activity``, is not taken yet: see docs/scaling.md.)
+        What a read returns is one record of the resource it reads: the response of ``GET /orders/{id}``,
+        or the items of the array ``GET /orders`` returns (bare, or as the one array property of a
+        wrapper, named like a list: ``items``, ``data``, ``orders``...; ``GET /health``'s ``dependencies``
+        are parts of one record, not the records of a list). That record is either described inline (an object with properties) or a reference to a
+        component named otherwise (``DeviceDetails`` for ``/push/deviceRegistrations``); a reference
+        stays one (``{"$ref": ...}``) so that the entity is built from the component. The item read's
+        schema wins over the list's, as the fuller one.
         """
         from_item: dict[str, Any] = {}
         from_list: dict[str, Any] = {}
@@ -312,7 +320,7 @@ class _Importer:
             if key is None or op.method != "get":
                 continue
             try:
-                schema = self._record_schema(self._response_schema(op), item=op.is_item)
+                schema = self._record_schema(self._response_schema(op), item=op.is_item, noun=op.noun)
             except RefError:
                 continue
             if schema is None:
@@ -320,28 +328,33 @@ class _Importer:
             (from_item if op.is_item else from_list).setdefault(key, schema)
         return {**from_list, **from_item}
 
-    def _record_schema(self, schema: Any, *, item: bool) -> dict[str, Any] | None:
-        """The inline object schema of one record in a read's response (None: a reference, or no record)."""
-        if not isinstance(schema, dict) or "$ref" in schema:
+    def _record_schema(self, schema: Any, *, item: bool, noun: str) -> dict[str, Any] | None:
+        """The schema of one record in a read's response: inline, or a ``$ref`` to a component (None: no record).
+
+        Either way it must be an object with at least ``MIN_INLINE_FIELDS`` properties.
+        """
+        if not isinstance(schema, dict) or ("$ref" in schema and not item):
             return None
         if not item:
             if json_type_of(schema) == "object":
-                arrays = [p for p in _mapping(schema.get("properties")).values()
-                          if isinstance(p, dict) and json_type_of(p) == "array"]
+                arrays = [p for name, p in _mapping(schema.get("properties")).items()
+                          if isinstance(p, dict) and json_type_of(p) == "array" and _lists_records(name, noun)]
                 schema = arrays[0] if len(arrays) == 1 else {}
             schema = schema.get("items") if json_type_of(schema) == "array" else None
-            if not isinstance(schema, dict) or "$ref" in schema:
+            if not isinstance(schema, dict):
                 return None
-        properties = _mapping(schema.get("properties"))
-        if json_type_of(schema) != "object" or len(properties) < MIN_INLINE_FIELDS:
+        record = self.refs.deref(schema)[0] if "$ref" in schema else schema
+        if not isinstance(record, dict) or json_type_of(record) != "object":
             return None
-        return schema
+        if len(self._flat_properties(record)[0]) < MIN_INLINE_FIELDS:
+            return None
+        return {"$ref": schema["$ref"]} if "$ref" in schema else schema
 
-    def _inline_entity(self, key: str) -> tuple[str, str]:
+    def _record_entity(self, key: str) -> tuple[str, str]:
         noun = key.rsplit("/", 1)[-1]
         one = singular(snake_name(noun).rsplit("_", 1)[-1])
         name = entity_name("_".join([*snake_name(noun).split("_")[:-1], one]))[:64]
-        return name, INLINE_PREFIX + key
+        return name, RECORD_PREFIX + key
 
     def entity_specs(self, resources: dict[str, tuple[str, str]]) -> dict[str, EntitySpec]:
         specs: dict[str, EntitySpec] = {}
@@ -349,12 +362,12 @@ class _Importer:
         for name, schema_name in sorted(set(resources.values())):
             if name in specs:
                 continue
-            inline = schema_name.startswith(INLINE_PREFIX)
-            location = (f"{self.location}#/paths/{schema_name[len(INLINE_PREFIX):]}" if inline
+            record = schema_name.startswith(RECORD_PREFIX)
+            location = (f"{self.location}#/paths/{schema_name[len(RECORD_PREFIX):]}" if record
                         else f"{self.location}#/components/schemas/{schema_name}")
             try:
-                schema = (self.inline_schemas[schema_name[len(INLINE_PREFIX):]] if inline
-                          else self.refs.deref({"$ref": f"#/components/schemas/{schema_name}"})[0])
+                schema = self.refs.deref(self.record_schemas[schema_name[len(RECORD_PREFIX):]] if record
+                                         else {"$ref": f"#/components/schemas/{schema_name}"})[0]
                 if not isinstance(schema, dict):
                     self.quarantine(location, "component schema is not an object", schema_name)
                     continue
@@ -593,6 +606,12 @@ class _Importer:
         except ValidationError as error:
             self.quarantine(self.location, _reason(error), {"info": self.info})
             return []
+
+
+def _lists_records(property_name: str, noun: str) -> bool:
+    """Whether a wrapper's array property holds the listed records: a generic list name or the noun's."""
+    name = _norm(property_name)
+    return name in LIST_PROPERTY_NAMES or _norm(singular(snake_name(property_name))) == _norm(singular(snake_name(noun)))
 
 
 def _field_keywords(schema: Any) -> Any:
