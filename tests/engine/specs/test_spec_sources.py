@@ -41,7 +41,7 @@ def test_explicit_kind_overrides_detection():
 def test_directory_import_quarantines_unreadable_files_and_goes_on():
     result = import_spec_dir(FIXTURES)
     ids = [s.id for s in result.specs]
-    assert len(ids) == len(set(ids)) == 12
+    assert len(ids) == len(set(ids)) == 13
     [invalid] = [q for q in result.quarantined if q.location.endswith("malformed_invalid.json")]
     assert invalid.reason.startswith("invalid JSON") and "missing the closing brace" in invalid.fragment
     assert ids.index("bfcl_message_api") < ids.index("xero_files_api")  # sorted file order

@@ -36,6 +36,7 @@ from compoworld_assets.engine.specs.importers.crud_returns import crud_returns
 from compoworld_assets.engine.specs.importers.guard import INTERNAL_ERROR, guarded_importer
 from compoworld_assets.engine.specs.importers.naming import service_slug, tool_slug, unique_name
 from compoworld_assets.engine.specs.importers.openapi_refs import RefError, RefResolver
+from compoworld_assets.engine.specs.importers.operation_names import KEYED, key_parameter, named_operation
 from compoworld_assets.engine.specs.importers.schema import entity_fields, json_type_of
 from compoworld_assets.engine.specs.importers.schema_repair import (
     ToolRejected,
@@ -100,6 +101,8 @@ MIN_INLINE_FIELDS = 2
 LIST_PROPERTY_NAMES = frozenset({"items", "data", "results", "records", "values", "value", "entries", "list",
                                  "content", "elements", "objects", "rows", "hits", "nodes", "resources"})
 RECORD_PREFIX = "record:"  # marks an entity's schema source as the record schema of a collection key
+NAMED_PREFIX = "named:"  # marks a resource named by operation names, not by a path
+_MAX_REACHED = 2_000  # schema nodes visited looking for a named resource's component
 _MAX_DESCRIPTION = 1000
 _FIELD_KEYWORDS = frozenset({"type", "enum", "items", "description", "format", "example", "examples", "default",
                              TYPE_KEY})
@@ -190,6 +193,7 @@ class _Importer:
         self.context = context_words(self.service_id, title, self.domain)
         self.quarantined: list[QuarantinedSpec] = []
         self.record_schemas: dict[str, Any] = {}
+        self.named_ops: dict[str, tuple[Effect, str]] = {}  # operation location → (effect, entity) its name says
 
     def quarantine(self, location: str, error: Any, fragment: Any) -> None:
         self.quarantined.append(QuarantinedSpec.from_error(KIND, location, error, preview(fragment)))
@@ -300,7 +304,105 @@ class _Importer:
                 found[key] = (name, match)
             elif key in self.record_schemas:
                 found[key] = self._record_entity(key)
-        return {key: value for key, value in found.items() if value[0]}
+        found = {key: value for key, value in found.items() if value[0]}
+        found.update(self._named_resources(ops, found))
+        return found
+
+    def _operation_name(self, op: Operation) -> str:
+        operation_id = op.spec.get("operationId")
+        return tool_slug(operation_id if isinstance(operation_id, str) and operation_id.strip()
+                         else f"{op.method}_{op.path}")
+
+    def _named_resources(self, ops: list[Operation], found: dict[str, tuple[str, str]]) -> dict[str, tuple[str, str]]:
+        """Resources that operation names say (``DescribeCampaign``), for operations whose path gives none.
+
+        Fills ``self.named_ops``. The entity is the path-derived one of that name when there is one,
+        else a component schema named after it that the operations send or return, else the record a
+        read returns (see :mod:`operation_names`). Returns the new resources, keyed ``NAMED_PREFIX`` + name.
+        """
+        groups: dict[str, list[tuple[Operation, Effect]]] = {}
+        for op in ops:
+            if op.collection_key in found:
+                continue
+            tags = [t for t in _sequence(op.spec.get("tags")) if isinstance(t, str)]
+            named = named_operation(self._operation_name(op), tags)
+            if named is not None and (named[0] not in KEYED or self._names_a_record(op, named[1])):
+                groups.setdefault(named[1], []).append((op, named[0]))
+        known = {name for name, _ in found.values()}
+        new: dict[str, tuple[str, str]] = {}
+        for entity, members in sorted(groups.items()):
+            check_deadline()
+            key = NAMED_PREFIX + entity
+            source = None if entity in known else self._named_schema(entity, [op for op, _ in members])
+            if entity not in known and source is None:
+                continue
+            if source is not None:
+                new[key] = (entity, source)
+            for op, effect in members:
+                self.named_ops[op.location] = (effect, entity)
+        return new
+
+    def _names_a_record(self, op: Operation, entity: str) -> bool:
+        """Whether a keyed operation has a parameter naming one ``entity`` record (else it stays an action)."""
+        try:
+            props, required = self._parameters(op)
+        except _CAUGHT:
+            return False
+        return key_parameter(entity, props, required) is not None
+
+    def _named_schema(self, entity: str, ops: list[Operation]) -> str | None:
+        """The schema source of a named resource's entity: a component named after it, else a read's record."""
+        names: list[str] = []
+        for op in ops:
+            try:
+                names.extend(n for n in self._reachable_schema_names(self._response_schema(op)) if n not in names)
+                body = self._schema_of_content(op.spec.get("requestBody"))
+                names.extend(n for n in self._reachable_schema_names(body) if n not in names)
+            except RefError:
+                continue
+        target = snake_name(entity)
+        match = (next((n for n in names if snake_name(n.rsplit(".", 1)[-1]) == target), None)
+                 or next((n for n in names if schema_matches_noun(n, target)), None))
+        if match is not None:
+            return match
+        noun = target.rsplit("_", 1)[-1]
+        for item in (True, False):
+            for op in ops:
+                try:
+                    schema = self._record_schema(self._response_schema(op), item=item, noun=noun)
+                except RefError:
+                    continue
+                if schema is not None:
+                    self.record_schemas[NAMED_PREFIX + entity] = schema
+                    return RECORD_PREFIX + NAMED_PREFIX + entity
+        return None
+
+    def _reachable_schema_names(self, schema: Any) -> list[str]:
+        """Component schemas reachable from ``schema`` through references, ``allOf``, array items and
+        properties, at most ``MAX_SCHEMA_DEPTH`` levels down (a describe response's ``campaign`` property),
+        breadth first; each component is entered once and at most ``_MAX_REACHED`` nodes are visited."""
+        names: list[str] = []
+        frontier, visited = [schema], 0
+        for _ in range(MAX_SCHEMA_DEPTH + 1):
+            following = []
+            for node in frontier:
+                visited += 1
+                if not isinstance(node, dict) or visited > _MAX_REACHED:
+                    continue
+                if "$ref" in node:
+                    try:
+                        node, name = self.refs.deref(node)
+                    except RefError:
+                        continue
+                    if not name or name in names:
+                        continue
+                    names.append(name)
+                    if not isinstance(node, dict):
+                        continue
+                following.extend([*_sequence(node.get("allOf")), node.get("items"),
+                                  *_mapping(node.get("properties")).values()])
+            frontier = following
+        return names
 
     def _record_schemas(self, ops: list[Operation]) -> dict[str, Any]:
         """Collection key → the schema of one record, for resources whose schema is not named after them.
@@ -403,7 +505,7 @@ class _Importer:
             required.extend(more_required)
         for name, prop in _mapping(schema.get("properties")).items():
             try:
-                target, _ = self.refs.deref(prop)
+                target = self._wrapped(self.refs.deref(prop)[0])
             except RefError:
                 target = {"type": "object"}
             if isinstance(target, dict):
@@ -418,6 +520,19 @@ class _Importer:
                     ),
                 }
         return properties, required
+
+    def _wrapped(self, schema: Any) -> Any:
+        """A property written as ``allOf`` of a reference and a description (``{"allOf": [{"$ref": Arn},
+        {"description": ...}]}``) as one schema: every part's keywords, the first part's winning."""
+        if not isinstance(schema, dict) or "type" in schema or not isinstance(schema.get("allOf"), list):
+            return schema
+        merged = {k: v for k, v in schema.items() if k != "allOf"}
+        for part in schema["allOf"]:
+            part, _ = self.refs.deref(part)
+            if isinstance(part, dict):
+                for k, v in part.items():
+                    merged.setdefault(k, v)
+        return merged
 
     def _parameters(self, op: Operation) -> tuple[dict[str, Any], list[str]]:
         props: dict[str, Any] = {}
@@ -519,6 +634,24 @@ class _Importer:
             return Effect.SEARCH if any(snake_name(p) in SEARCH_PARAMS for p in props) else Effect.LIST
         return Effect.ACTION
 
+    def _named_effect(
+        self, op: Operation, props: dict[str, Any], required: list[str], entities: dict[str, EntitySpec]
+    ) -> tuple[Effect, str | None]:
+        """(effect, entity) of an operation its name describes; a keyed one types its key parameter as a
+        reference to the entity, and stays an action when no parameter names one record."""
+        effect, entity = self.named_ops[op.location]
+        if entity not in entities:
+            return Effect.ACTION, None
+        if effect in KEYED:
+            key = key_parameter(entity, props, required)
+            if key is None or not isinstance(props[key], dict):
+                return Effect.ACTION, None
+            schema = {k: v for k, v in props[key].items() if k not in ("format", "minimum", "maximum", "pattern")}
+            props[key] = {**schema, "type": "string", TYPE_KEY: entity_ref(self.service_id, entity)}
+        elif effect is Effect.LIST and any(snake_name(p) in SEARCH_PARAMS for p in props):
+            effect = Effect.SEARCH
+        return effect, entity
+
     def tool(
         self,
         op: Operation,
@@ -535,12 +668,9 @@ class _Importer:
         resource = resources.get(op.collection_key or "")
         entity = resource[0] if resource and resource[0] in entities else None
         effect = self._effect(op, props, key_param, entity)
-        operation_id = op.spec.get("operationId")
-        base = tool_slug(
-            operation_id
-            if isinstance(operation_id, str) and operation_id.strip()
-            else f"{op.method}_{op.path}"
-        )
+        if entity is None and op.location in self.named_ops:
+            effect, entity = self._named_effect(op, props, required, entities)
+        base = self._operation_name(op)
         description = str(op.spec.get("summary") or op.spec.get("description") or "").strip()
         context = self.context | context_words(base, description)
         returns = crud_returns(effect, entities[entity], self.service_id) if entity else None

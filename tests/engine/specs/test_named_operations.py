@@ -1,0 +1,97 @@
+"""RPC-style APIs: operation names (``CreateWidget``, ``DescribeWidget``...) say the resource the path does not,
+and the resource's tools become typed, stateful code."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from compoworld_assets.engine.runtime.sandbox import trusted_executor
+from compoworld_assets.engine.runtime.service_runtime import ServiceRuntime
+from compoworld_assets.engine.service_build import build_service
+from compoworld_assets.engine.specs.importers import import_spec_file
+from compoworld_assets.engine.specs.importers.operation_names import key_parameter, named_operation
+from compoworld_assets.engine.specs.model import Effect
+from compoworld_assets.engine.synthesis.offline import CODE_EFFECTS, OfflineSynthesizer
+from compoworld_assets.engine.types import TYPE_KEY
+from compoworld_assets.engine.world_model.offline import OfflineWorldModel
+
+FIXTURE = Path(__file__).resolve().parents[2] / "fixtures" / "specs" / "openapi_rpc_widgets.json"
+
+
+@pytest.mark.parametrize(("name", "tags", "expected"), [
+    ("DescribeTrainingJob", (), (Effect.READ, "TrainingJob", False)),
+    ("create_campaign", (), (Effect.CREATE, "Campaign", False)),
+    ("ListEventTrackers", (), (Effect.LIST, "EventTracker", True)),
+    ("get_priorities", (), (Effect.LIST, "Priority", True)),  # a read of a plural noun lists
+    ("search_all_customers_by_email", (), (Effect.SEARCH, "Customer", True)),
+    ("repos_get_branch", ("repos",), (Effect.READ, "Branch", False)),  # the verb after a tag prefix
+    ("UpdateVocabulary", (), (Effect.UPDATE, "Vocabulary", False)),
+    ("delete_a_key", (), (Effect.DELETE, "Key", False)),
+])
+def test_a_crud_verb_and_a_noun_name_an_effect_on_an_entity(name, tags, expected):
+    assert named_operation(name, tags) == expected
+
+
+@pytest.mark.parametrize("name", ["cancel_order", "get", "repos_transfer", "get_v2", "describe_x", "ping_server",
+                                  "get_by_id", "remove_user_from_group", "add_tags_to_resource"])
+def test_other_names_say_nothing(name):
+    """No CRUD verb, no noun, or a link between records (added to / removed from) rather than a record."""
+    assert named_operation(name, ("repos",)) is None
+
+
+def test_the_key_is_the_required_parameter_named_after_the_entity():
+    assert key_parameter("Campaign", ["campaignArn", "name"], ["campaignArn", "name"]) == "campaignArn"
+    assert key_parameter("TrainingJob", ["TrainingJobName"], ["TrainingJobName"]) == "TrainingJobName"
+    assert key_parameter("Campaign", ["id"], ["id"]) == "id"  # a bare id when it is the only one
+    assert key_parameter("Campaign", ["campaignArn"], []) is None  # optional: it does not name one record
+    assert key_parameter("Campaign", ["id", "name"], ["id", "name"]) is None  # two bare candidates: ambiguous
+
+
+@pytest.fixture(scope="module")
+def spec():
+    return import_spec_file(FIXTURE).specs[0]
+
+
+def test_rpc_operations_become_crud_tools_of_the_entity_their_names_say(spec):
+    effects = {t.name: (t.effect, t.entity) for t in spec.tools}
+    assert effects == {
+        "create_widget": (Effect.CREATE, "Widget"), "describe_widget": (Effect.READ, "Widget"),
+        "list_widgets": (Effect.LIST, "Widget"), "update_widget": (Effect.UPDATE, "Widget"),
+        "delete_widget": (Effect.DELETE, "Widget"),
+        # no record: the health check reads a record of nothing the service stores, rotate_keys is no CRUD verb
+        "get_service_health": (Effect.ACTION, None), "rotate_keys": (Effect.ACTION, None),
+    }
+    assert [e.name for e in spec.entities] == ["Widget"]
+
+
+def test_the_entity_comes_from_the_component_and_its_wrapped_properties_keep_their_types(spec):
+    fields = {f.name: f for f in spec.entity("Widget").fields}
+    assert set(fields) == {"name", "widgetArn", "status", "ownerEmail", "capacity"}
+    assert fields["status"].enum == ["ACTIVE", "PAUSED", "RETIRED"]  # through allOf [$ref Status, description]
+    assert fields["ownerEmail"].type == "email"
+    assert fields["name"].description == "The widget's name."
+
+
+def test_keyed_tools_take_a_reference_to_the_record(spec):
+    for name in ("describe_widget", "update_widget", "delete_widget"):
+        tool = spec.tool(name)
+        assert spec.key_parameter(tool) == "widgetArn"
+        assert tool.parameter_properties()["widgetArn"][TYPE_KEY] == "widget_service.Widget.id"
+
+
+def test_every_crud_tool_verifies_and_writes_change_the_state(spec):
+    build = build_service(spec, OfflineSynthesizer(), trusted_executor, OfflineWorldModel(), seed=7)
+    assert sorted(build.verified_tools) == sorted(t.name for t in spec.tools if t.effect in CODE_EFFECTS)
+    runtime = ServiceRuntime(spec, build.module, {v.tool: v.implementation for v in build.verdicts},
+                             OfflineWorldModel())
+    runtime.reset(build.seed_state)
+    created = runtime.call("create_widget", {"name": "blue-widget", "capacity": 5})
+    assert created["success"], created
+    arn = created["data"]["id"]
+    assert runtime.call("describe_widget", {"widgetArn": arn})["data"]["capacity"] == 5
+    assert runtime.call("update_widget", {"widgetArn": arn, "capacity": 9})["success"]
+    assert runtime.state().tables["Widget"][arn]["capacity"] == 9
+    assert runtime.call("delete_widget", {"widgetArn": arn})["success"]
+    assert not runtime.call("describe_widget", {"widgetArn": arn})["success"]
