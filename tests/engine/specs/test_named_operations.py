@@ -44,6 +44,8 @@ def test_other_names_say_nothing(name):
 def test_the_key_is_the_required_parameter_named_after_the_entity():
     assert key_parameter("Campaign", ["campaignArn", "name"], ["campaignArn", "name"]) == "campaignArn"
     assert key_parameter("TrainingJob", ["TrainingJobName"], ["TrainingJobName"]) == "TrainingJobName"
+    assert key_parameter("DataQualityJobDefinition", ["JobDefinitionName"], ["JobDefinitionName"]) == (
+        "JobDefinitionName")  # the entity's last words
     assert key_parameter("Campaign", ["id"], ["id"]) == "id"  # a bare id when it is the only one
     assert key_parameter("Campaign", ["campaignArn"], []) is None  # optional: it does not name one record
     assert key_parameter("Campaign", ["id", "name"], ["id", "name"]) is None  # two bare candidates: ambiguous
@@ -60,6 +62,7 @@ def test_rpc_operations_become_crud_tools_of_the_entity_their_names_say(spec):
         "create_widget": (Effect.CREATE, "Widget"), "describe_widget": (Effect.READ, "Widget"),
         "list_widgets": (Effect.LIST, "Widget"), "update_widget": (Effect.UPDATE, "Widget"),
         "delete_widget": (Effect.DELETE, "Widget"),
+        "pause_widget": (Effect.UPDATE, "Widget"),  # a status transition on the record its key names
         # no record: the health check reads a record of nothing the service stores, rotate_keys is no CRUD verb
         "get_service_health": (Effect.ACTION, None), "rotate_keys": (Effect.ACTION, None),
     }
@@ -68,7 +71,8 @@ def test_rpc_operations_become_crud_tools_of_the_entity_their_names_say(spec):
 
 def test_the_entity_comes_from_the_component_and_its_wrapped_properties_keep_their_types(spec):
     fields = {f.name: f for f in spec.entity("Widget").fields}
-    assert set(fields) == {"name", "widgetArn", "status", "ownerEmail", "capacity"}
+    # pause_widget's ``reason`` is stored with the paused record, as transitions store their other parameters
+    assert set(fields) == {"name", "widgetArn", "status", "ownerEmail", "capacity", "reason"}
     assert fields["status"].enum == ["ACTIVE", "PAUSED", "RETIRED"]  # through allOf [$ref Status, description]
     assert fields["ownerEmail"].type == "email"
     assert fields["name"].description == "The widget's name."
@@ -79,6 +83,13 @@ def test_keyed_tools_take_a_reference_to_the_record(spec):
         tool = spec.tool(name)
         assert spec.key_parameter(tool) == "widgetArn"
         assert tool.parameter_properties()["widgetArn"][TYPE_KEY] == "widget_service.Widget.id"
+
+
+def test_an_action_finds_its_record_through_the_entitys_key_name(spec):
+    """``widgetArn`` names a Widget in the reads, so ``pause_widget(widgetArn)`` pauses that Widget."""
+    pause = spec.tool("pause_widget")
+    assert pause.parameter_properties()["widgetArn"][TYPE_KEY] == "widget_service.Widget.id"
+    assert (pause.transition.kind, pause.transition.field, pause.transition.value) == ("status", "status", "PAUSED")
 
 
 def test_every_crud_tool_verifies_and_writes_change_the_state(spec):
@@ -93,5 +104,8 @@ def test_every_crud_tool_verifies_and_writes_change_the_state(spec):
     assert runtime.call("describe_widget", {"widgetArn": arn})["data"]["capacity"] == 5
     assert runtime.call("update_widget", {"widgetArn": arn, "capacity": 9})["success"]
     assert runtime.state().tables["Widget"][arn]["capacity"] == 9
+    assert runtime.call("pause_widget", {"widgetArn": arn})["success"]
+    assert runtime.state().tables["Widget"][arn]["status"] == "PAUSED"
+    assert runtime.call("pause_widget", {"widgetArn": arn})["error"]["code"] == "conflict"  # already paused
     assert runtime.call("delete_widget", {"widgetArn": arn})["success"]
     assert not runtime.call("describe_widget", {"widgetArn": arn})["success"]

@@ -36,7 +36,12 @@ from compoworld_assets.engine.specs.importers.crud_returns import crud_returns
 from compoworld_assets.engine.specs.importers.guard import INTERNAL_ERROR, guarded_importer
 from compoworld_assets.engine.specs.importers.naming import service_slug, tool_slug, unique_name
 from compoworld_assets.engine.specs.importers.openapi_refs import RefError, RefResolver
-from compoworld_assets.engine.specs.importers.operation_names import KEYED, key_parameter, named_operation
+from compoworld_assets.engine.specs.importers.operation_names import (
+    KEY_SUFFIXES,
+    KEYED,
+    key_parameter,
+    named_operation,
+)
 from compoworld_assets.engine.specs.importers.schema import entity_fields, json_type_of
 from compoworld_assets.engine.specs.importers.schema_repair import (
     ToolRejected,
@@ -46,6 +51,7 @@ from compoworld_assets.engine.specs.importers.schema_repair import (
 from compoworld_assets.engine.specs.infer import (
     annotate_schema,
     context_words,
+    declared_json_type,
     entity_name,
     singular,
     snake_name,
@@ -194,6 +200,8 @@ class _Importer:
         self.quarantined: list[QuarantinedSpec] = []
         self.record_schemas: dict[str, Any] = {}
         self.named_ops: dict[str, tuple[Effect, str]] = {}  # operation location → (effect, entity) its name says
+        # Key parameter name → the entity whose reads name a record with it (None: names two entities).
+        self.key_names: dict[str, str | None] = {}
 
     def quarantine(self, location: str, error: Any, fragment: Any) -> None:
         self.quarantined.append(QuarantinedSpec.from_error(KIND, location, error, preview(fragment)))
@@ -326,8 +334,11 @@ class _Importer:
                 continue
             tags = [t for t in _sequence(op.spec.get("tags")) if isinstance(t, str)]
             named = named_operation(self._operation_name(op), tags)
-            if named is not None and (named[0] not in KEYED or self._names_a_record(op, named[1])):
+            key = self._record_key(op, named[1]) if named is not None and named[0] in KEYED else None
+            if named is not None and (named[0] not in KEYED or key is not None):
                 groups.setdefault(named[1], []).append((op, named[0]))
+            if key is not None and _norm(key) not in KEY_SUFFIXES:  # a bare ``id`` names nothing elsewhere
+                self.key_names[key] = named[1] if self.key_names.get(key, named[1]) == named[1] else None
         known = {name for name, _ in found.values()}
         new: dict[str, tuple[str, str]] = {}
         for entity, members in sorted(groups.items()):
@@ -342,13 +353,13 @@ class _Importer:
                 self.named_ops[op.location] = (effect, entity)
         return new
 
-    def _names_a_record(self, op: Operation, entity: str) -> bool:
-        """Whether a keyed operation has a parameter naming one ``entity`` record (else it stays an action)."""
+    def _record_key(self, op: Operation, entity: str) -> str | None:
+        """The parameter of a keyed operation naming one ``entity`` record (None: it stays an action)."""
         try:
             props, required = self._parameters(op)
         except _CAUGHT:
-            return False
-        return key_parameter(entity, props, required) is not None
+            return None
+        return key_parameter(entity, props, required)
 
     def _named_schema(self, entity: str, ops: list[Operation]) -> str | None:
         """The schema source of a named resource's entity: a component named after it, else a read's record."""
@@ -652,6 +663,17 @@ class _Importer:
             effect = Effect.SEARCH
         return effect, entity
 
+    def _type_record_keys(self, props: dict[str, Any], own: str | None, entities: dict[str, EntitySpec]) -> None:
+        """Type the parameters named like another entity's key (``stop_training_job(TrainingJobName)``,
+        ``create_campaign(solutionVersionArn)``) as references to it, so that actions find their record and
+        writes refer to records that exist. The tool's own entity is left alone (a create names a new one)."""
+        for name, target in self.key_names.items():
+            schema = props.get(name)
+            if target is None or target == own or target not in entities or not isinstance(schema, dict):
+                continue
+            if TYPE_KEY not in schema and declared_json_type(schema) in (None, "string"):
+                props[name] = {**schema, "type": "string", TYPE_KEY: entity_ref(self.service_id, target)}
+
     def tool(
         self,
         op: Operation,
@@ -670,6 +692,7 @@ class _Importer:
         effect = self._effect(op, props, key_param, entity)
         if entity is None and op.location in self.named_ops:
             effect, entity = self._named_effect(op, props, required, entities)
+        self._type_record_keys(props, entity if effect is not Effect.ACTION else None, entities)
         base = self._operation_name(op)
         description = str(op.spec.get("summary") or op.spec.get("description") or "").strip()
         context = self.context | context_words(base, description)

@@ -69,14 +69,18 @@ def named_operation(name: str, tags: Iterable[str] = ()) -> tuple[Effect, str, b
 
 def key_parameter(entity: str, parameters: Iterable[str], required: Iterable[str]) -> str | None:
     """The required parameter that names one ``entity`` record: ``<entity><suffix>`` (``campaignArn``,
-    ``campaign_id``) first, then a bare suffix (``id``, ``name``) when it is the only one."""
-    noun = _norm(entity)
-    required = {p for p in parameters if p in set(required)}
-    for suffix in KEY_SUFFIXES:
-        for param in sorted(required):
-            if _norm(param) == noun + suffix:
-                return param
-    bare = sorted(p for p in required if _norm(p) in KEY_SUFFIXES)
+    ``campaign_id``), else the entity's last words and a suffix (``JobDefinitionName`` for
+    ``DataQualityJobDefinition``), longest first, else a bare suffix (``id``, ``name``); each only when
+    one parameter matches."""
+    words = [w for w in snake_name(entity).split("_") if w]
+    required = sorted(p for p in parameters if p in set(required))
+    for start in range(len(words)):
+        noun = "".join(words[start:])
+        for suffix in KEY_SUFFIXES:
+            found = [p for p in required if _norm(p) == noun + suffix]
+            if len(found) == 1:
+                return found[0]
+    bare = [p for p in required if _norm(p) in KEY_SUFFIXES]
     return bare[0] if len(bare) == 1 else None
 
 
