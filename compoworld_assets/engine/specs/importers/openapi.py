@@ -199,7 +199,8 @@ class _Importer:
         self.context = context_words(self.service_id, title, self.domain)
         self.quarantined: list[QuarantinedSpec] = []
         self.record_schemas: dict[str, Any] = {}
-        self.named_ops: dict[str, tuple[Effect, str]] = {}  # operation location → (effect, entity) its name says
+        # Operation location → (effect, entity, key parameter) that its name says.
+        self.named_ops: dict[str, tuple[Effect, str, str | None]] = {}
         # Key parameter name → the entity whose reads name a record with it (None: names two entities).
         self.key_names: dict[str, str | None] = {}
 
@@ -328,7 +329,7 @@ class _Importer:
         else a component schema named after it that the operations send or return, else the record a
         read returns (see :mod:`operation_names`). Returns the new resources, keyed ``NAMED_PREFIX`` + name.
         """
-        groups: dict[str, list[tuple[Operation, Effect]]] = {}
+        groups: dict[str, list[tuple[Operation, Effect, str | None]]] = {}
         for op in ops:
             if op.collection_key in found:
                 continue
@@ -336,7 +337,7 @@ class _Importer:
             named = named_operation(self._operation_name(op), tags)
             key = self._record_key(op, named[1]) if named is not None and named[0] in KEYED else None
             if named is not None and (named[0] not in KEYED or key is not None):
-                groups.setdefault(named[1], []).append((op, named[0]))
+                groups.setdefault(named[1], []).append((op, named[0], key))
             if key is not None and _norm(key) not in KEY_SUFFIXES:  # a bare ``id`` names nothing elsewhere
                 self.key_names[key] = named[1] if self.key_names.get(key, named[1]) == named[1] else None
         known = {name for name, _ in found.values()}
@@ -344,13 +345,13 @@ class _Importer:
         for entity, members in sorted(groups.items()):
             check_deadline()
             key = NAMED_PREFIX + entity
-            source = None if entity in known else self._named_schema(entity, [op for op, _ in members])
+            source = None if entity in known else self._named_schema(entity, [op for op, _, _ in members])
             if entity not in known and source is None:
                 continue
             if source is not None:
                 new[key] = (entity, source)
-            for op, effect in members:
-                self.named_ops[op.location] = (effect, entity)
+            for op, effect, record_key in members:
+                self.named_ops[op.location] = (effect, entity, record_key)
         return new
 
     def _record_key(self, op: Operation, entity: str) -> str | None:
@@ -617,10 +618,7 @@ class _Importer:
             resource = resources.get(_key(op.segments[:index]))
             if resource is None or resource[0] not in entities or name not in props:
                 continue
-            schema = {
-                k: v for k, v in props[name].items() if k not in ("format", "minimum", "maximum", "pattern")
-            }
-            props[name] = {**schema, "type": "string", TYPE_KEY: entity_ref(self.service_id, resource[0])}
+            props[name] = self._reference(props[name], resource[0])
             if index == len(op.segments) - 1:
                 key_param = name
         return key_param
@@ -645,20 +643,24 @@ class _Importer:
             return Effect.SEARCH if any(snake_name(p) in SEARCH_PARAMS for p in props) else Effect.LIST
         return Effect.ACTION
 
+    def _reference(self, schema: dict[str, Any], entity: str) -> dict[str, Any]:
+        """A parameter's schema as a reference to one of the service's ``entity`` records (the id keeps no
+        format, bounds or pattern of the API's own identifiers: records get the service's ids)."""
+        kept = {k: v for k, v in schema.items() if k not in ("format", "minimum", "maximum", "pattern")}
+        return {**kept, "type": "string", TYPE_KEY: entity_ref(self.service_id, entity)}
+
     def _named_effect(
-        self, op: Operation, props: dict[str, Any], required: list[str], entities: dict[str, EntitySpec]
+        self, op: Operation, props: dict[str, Any], entities: dict[str, EntitySpec]
     ) -> tuple[Effect, str | None]:
         """(effect, entity) of an operation its name describes; a keyed one types its key parameter as a
         reference to the entity, and stays an action when no parameter names one record."""
-        effect, entity = self.named_ops[op.location]
+        effect, entity, key = self.named_ops[op.location]
         if entity not in entities:
             return Effect.ACTION, None
         if effect in KEYED:
-            key = key_parameter(entity, props, required)
-            if key is None or not isinstance(props[key], dict):
+            if not isinstance(props.get(key), dict):
                 return Effect.ACTION, None
-            schema = {k: v for k, v in props[key].items() if k not in ("format", "minimum", "maximum", "pattern")}
-            props[key] = {**schema, "type": "string", TYPE_KEY: entity_ref(self.service_id, entity)}
+            props[key] = self._reference(props[key], entity)
         elif effect is Effect.LIST and any(snake_name(p) in SEARCH_PARAMS for p in props):
             effect = Effect.SEARCH
         return effect, entity
@@ -672,7 +674,7 @@ class _Importer:
             if target is None or target == own or target not in entities or not isinstance(schema, dict):
                 continue
             if TYPE_KEY not in schema and declared_json_type(schema) in (None, "string"):
-                props[name] = {**schema, "type": "string", TYPE_KEY: entity_ref(self.service_id, target)}
+                props[name] = self._reference(schema, target)
 
     def tool(
         self,
@@ -691,7 +693,7 @@ class _Importer:
         entity = resource[0] if resource and resource[0] in entities else None
         effect = self._effect(op, props, key_param, entity)
         if entity is None and op.location in self.named_ops:
-            effect, entity = self._named_effect(op, props, required, entities)
+            effect, entity = self._named_effect(op, props, entities)
         self._type_record_keys(props, entity if effect is not Effect.ACTION else None, entities)
         base = self._operation_name(op)
         description = str(op.spec.get("summary") or op.spec.get("description") or "").strip()
