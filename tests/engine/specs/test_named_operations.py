@@ -3,6 +3,7 @@ and the resource's tools become typed, stateful code."""
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import pytest
@@ -109,3 +110,28 @@ def test_every_crud_tool_verifies_and_writes_change_the_state(spec):
     assert runtime.call("pause_widget", {"widgetArn": arn})["error"]["code"] == "conflict"  # already paused
     assert runtime.call("delete_widget", {"widgetArn": arn})["success"]
     assert not runtime.call("describe_widget", {"widgetArn": arn})["success"]
+
+
+def test_a_method_the_path_gives_no_meaning_is_read_by_its_name(tmp_path):
+    """``PUT /profiles`` (a collection) named ``UpdateProfile``, the profile's id in the body, updates that Profile;
+    the entity is named after the resource, not after its component ``ProfileResponse``."""
+    profile = {"$ref": "#/components/schemas/ProfileResponse"}
+    ok = {"description": "ok", "content": {"application/json": {"schema": profile}}}
+    body = {"required": True, "content": {"application/json": {"schema": {"type": "object", "required": ["ProfileId"],
+            "properties": {"ProfileId": {"type": "string"}, "Email": {"type": "string", "format": "email"}}}}}}
+    document = {
+        "openapi": "3.0.0", "info": {"title": "Profiles", "version": "1"},
+        "paths": {"/profiles": {
+            "post": {"operationId": "CreateProfile", "requestBody": body, "responses": {"200": ok}},
+            "put": {"operationId": "UpdateProfile", "requestBody": body, "responses": {"200": ok}}}},
+        "components": {"schemas": {"ProfileResponse": {"type": "object", "properties": {
+            "ProfileId": {"type": "string"}, "Email": {"type": "string", "format": "email"},
+            "Name": {"type": "string"}}}}},
+    }
+    path = tmp_path / "profiles.json"
+    path.write_text(json.dumps(document))
+    spec = import_spec_file(path).specs[0]
+    assert [e.name for e in spec.entities] == ["Profile"]
+    update = spec.tool("update_profile")
+    assert (update.effect, update.entity, spec.key_parameter(update)) == (Effect.UPDATE, "Profile", "ProfileId")
+    assert spec.tool("create_profile").effect is Effect.CREATE

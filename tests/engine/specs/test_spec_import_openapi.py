@@ -111,7 +111,8 @@ def test_yaml_document_and_operation_ids():
     assert spec.tool("create_folder").effect is Effect.CREATE
     assert spec.tool("get_folder").input_types() == {"FolderId": "xero_files_api.Folder.id"}
     assert spec.tool("get_folder").output_types()["Email"] == "email"
-    assert spec.entity("FileObject").field("FolderId").type == "xero_files_api.Folder.id"
+    # named after its resource /Files, not its component FileObject
+    assert spec.entity("File").field("FolderId").type == "xero_files_api.Folder.id"
     assert spec.entity("Folder").field("Id") is None
 
 

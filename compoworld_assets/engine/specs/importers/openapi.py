@@ -308,7 +308,9 @@ class _Importer:
             item = "_".join([*snake_name(noun).split("_")[:-1], one])
             exact = next((n for n in names if snake_name(n.rsplit(".", 1)[-1]) == item), None)
             match = exact or next((n for n in names if schema_matches_noun(n, noun)), None)
-            name = entity_name(match.rsplit(".", 1)[-1])[:64] if match else ""
+            # Named after the resource (``UpdateProfileResponse`` for ``/profiles`` is a Profile), so that
+            # operations naming the noun (``update_profile``) find the same entity.
+            name = (self._record_entity(key)[0] or entity_name(match.rsplit(".", 1)[-1])[:64]) if match else ""
             if match and name:
                 found[key] = (name, match)
             elif key in self.record_schemas:
@@ -323,7 +325,9 @@ class _Importer:
                          else f"{op.method}_{op.path}")
 
     def _named_resources(self, ops: list[Operation], found: dict[str, tuple[str, str]]) -> dict[str, tuple[str, str]]:
-        """Resources that operation names say (``DescribeCampaign``), for operations whose path gives none.
+        """Resources that operation names say (``DescribeCampaign``), for operations whose path says no
+        CRUD effect: no resource, or a method its shape gives no meaning (``PUT /domains/{d}/profiles``
+        named ``UpdateProfile`` with the profile's id in the body).
 
         Fills ``self.named_ops``. The entity is the path-derived one of that name when there is one,
         else a component schema named after it that the operations send or return, else the record a
@@ -331,7 +335,7 @@ class _Importer:
         """
         groups: dict[str, list[tuple[Operation, Effect, str | None]]] = {}
         for op in ops:
-            if op.collection_key in found:
+            if not self._path_leaves_action(op, found):
                 continue
             tags = [t for t in _sequence(op.spec.get("tags")) if isinstance(t, str)]
             named = named_operation(self._operation_name(op), tags)
@@ -353,6 +357,14 @@ class _Importer:
             for op, effect, record_key in members:
                 self.named_ops[op.location] = (effect, entity, record_key)
         return new
+
+    @staticmethod
+    def _path_leaves_action(op: Operation, found: dict[str, tuple[str, str]]) -> bool:
+        """Whether the path alone leaves ``op`` an action (see :meth:`_effect`): its resource has no
+        entity, or its method means nothing on its path's shape (PUT on a collection, POST on an item)."""
+        if op.collection_key not in found:
+            return True
+        return op.method not in (("get", "put", "patch", "delete") if op.is_item else ("get", "post"))
 
     def _record_key(self, op: Operation, entity: str) -> str | None:
         """The parameter of a keyed operation naming one ``entity`` record (None: it stays an action)."""
@@ -692,8 +704,10 @@ class _Importer:
         resource = resources.get(op.collection_key or "")
         entity = resource[0] if resource and resource[0] in entities else None
         effect = self._effect(op, props, key_param, entity)
-        if entity is None and op.location in self.named_ops:
-            effect, entity = self._named_effect(op, props, entities)
+        if effect is Effect.ACTION and op.location in self.named_ops:
+            named_effect, named_entity = self._named_effect(op, props, entities)
+            if named_effect is not Effect.ACTION:
+                effect, entity = named_effect, named_entity
         self._type_record_keys(props, entity if effect is not Effect.ACTION else None, entities)
         base = self._operation_name(op)
         description = str(op.spec.get("summary") or op.spec.get("description") or "").strip()
