@@ -72,11 +72,28 @@ def test_rpc_operations_become_crud_tools_of_the_entity_their_names_say(spec):
 
 def test_the_entity_comes_from_the_component_and_its_wrapped_properties_keep_their_types(spec):
     fields = {f.name: f for f in spec.entity("Widget").fields}
-    # pause_widget's ``reason`` is stored with the paused record, as transitions store their other parameters
-    assert set(fields) == {"name", "widgetArn", "status", "ownerEmail", "capacity", "reason"}
+    # pause_widget's ``reason`` is stored with the paused record, as transitions store their other parameters;
+    # ``widgetArn`` names the record in every keyed operation: it is the record's id, not a field beside it
+    assert set(fields) == {"name", "status", "ownerEmail", "capacity", "reason"}
     assert fields["status"].enum == ["ACTIVE", "PAUSED", "RETIRED"]  # through allOf [$ref Status, description]
     assert fields["ownerEmail"].type == "email"
     assert fields["name"].description == "The widget's name."
+
+
+def test_a_field_named_like_another_entitys_key_refers_to_it(tmp_path):
+    """``Gadget.widgetArn`` holds a Widget's key, so it is typed as a reference to Widget records."""
+    document = json.loads(FIXTURE.read_text())
+    schemas = document["components"]["schemas"]
+    schemas["Gadget"] = {"type": "object", "properties": {"widgetArn": {"type": "string"}, "size": {"type": "integer"}}}
+    schemas["ListGadgetsResponse"] = {"type": "object", "properties": {
+        "gadgets": {"type": "array", "items": {"$ref": "#/components/schemas/Gadget"}}}}
+    document["paths"]["/#X-Target=WidgetService.ListGadgets"] = {"post": {"operationId": "ListGadgets", "responses": {
+        "200": {"description": "ok", "content": {"application/json": {"schema": {
+            "$ref": "#/components/schemas/ListGadgetsResponse"}}}}}}}
+    path = tmp_path / "gadgets.json"
+    path.write_text(json.dumps(document))
+    spec = import_spec_file(path).specs[0]
+    assert spec.entity("Gadget").field("widgetArn").type == "widget_service.Widget.id"
 
 
 def test_keyed_tools_take_a_reference_to_the_record(spec):

@@ -59,6 +59,7 @@ from compoworld_assets.engine.specs.infer import (
 from compoworld_assets.engine.specs.model import (
     Effect,
     EntitySpec,
+    FieldSpec,
     ImportResult,
     QuarantinedSpec,
     ServiceSpec,
@@ -505,7 +506,8 @@ class _Importer:
                     continue
                 properties = {name: repair_schema(_field_keywords(prop), f"{location}/properties/{name}")
                               for name, prop in properties.items()}
-                fields = entity_fields(properties, required, self.service_id, names, self.context)
+                fields = self._keyed_fields(name, entity_fields(properties, required, self.service_id, names,
+                                                                self.context), names)
                 specs[name] = EntitySpec(
                     name=name,
                     id_prefix=snake_name(name)[:16],
@@ -515,6 +517,20 @@ class _Importer:
             except _CAUGHT as error:
                 self.quarantine(location, _reason(error), schema_name)
         return specs
+
+    def _keyed_fields(self, entity: str, fields: list[FieldSpec], names: set[str]) -> list[FieldSpec]:
+        """An entity's fields seen through the key names of named operations: its own key (``campaignArn`` on
+        ``Campaign``) is the record's id, not a field beside it that could disagree with the id; a field named
+        like another entity's key (``solutionVersionArn``) refers to that entity's records."""
+        kept = []
+        for f in fields:
+            target = self.key_names.get(f.name)
+            if target == entity:
+                continue
+            if target is not None and target in names and f.type is None and f.json_type == "string":
+                f = f.model_copy(update={"type": entity_ref(self.service_id, target)})
+            kept.append(f)
+        return kept
 
     def _flat_properties(self, schema: Any, depth: int = 0) -> tuple[dict[str, Any], list[str]]:
         """Top-level properties (allOf merged), each dereferenced one level for its type."""
