@@ -77,3 +77,16 @@ def test_corrupted_fixture_never_raises(name):
         result = import_document(_corrupt(document, rng), location=name)
         assert isinstance(result, ImportResult)
         assert all(q.reason for q in result.quarantined)
+
+
+@pytest.mark.parametrize("bad_type", [[["object"]], [{"a": 1}, "object"], [None]])
+def test_a_list_type_holding_unhashable_values_is_no_internal_error(bad_type):
+    """A response whose ``type`` lists lists or objects (found by benchmarks/fuzz_specs.py, spec 160 of seed 0)."""
+    response = {"200": {"description": "ok", "content": {"application/json": {"schema": {
+        "type": bad_type, "properties": {"a": {"type": "string"}, "b": {"type": "string"}}}}}}}
+    document = {"openapi": "3.0.0", "info": {"title": "Odd", "version": "1"},
+                "paths": {"/things/{id}": {"get": {"operationId": "getThing", "responses": response}},
+                          "/things": {"get": {"operationId": "listThings", "responses": response}}}}
+    result = import_document(document, location="odd.json")
+    assert [q.reason for q in result.quarantined if q.reason.startswith("internal error")] == []
+    assert [t.name for t in result.specs[0].tools] == ["get_thing", "list_things"]

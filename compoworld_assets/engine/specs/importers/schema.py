@@ -75,7 +75,7 @@ def json_type_of(schema: Any) -> str | None:
         return None
     value = schema.get("type")
     if isinstance(value, list):
-        value = next((t for t in value if t in JSON_TYPES and t != "null"), None)
+        value = next((t for t in value if isinstance(t, str) and t in JSON_TYPES and t != "null"), None)
     if isinstance(value, str) and value in JSON_TYPES and value != "null":
         return value
     if "properties" in schema:
