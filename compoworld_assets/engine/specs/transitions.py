@@ -403,12 +403,12 @@ def _apply(tool: ToolSpec, transition: Transition, draft: _Draft) -> ToolSpec:
     if transition.kind == "none":
         return tool.model_copy(update={"transition": transition})
     entity = draft.entities.get(transition.entity or "")
-    if entity is None:
+    made = entity is None
+    if made:
         if transition.kind != "create" or not ENTITY_NAME_RE.match(transition.entity or ""):
             return tool
         entity = EntitySpec(name=transition.entity, id_prefix=snake_name(transition.entity)[:16], fields=[],
                             description=f"{transition.entity} records made by {tool.name}.")
-        draft.entities[entity.name] = entity
     parameters = tool.parameters
     if transition.key is not None:
         props = dict(tool.parameter_properties())
@@ -421,6 +421,10 @@ def _apply(tool: ToolSpec, transition: Transition, draft: _Draft) -> ToolSpec:
                if name != transition.key}
     new_entity = not entity.fields and transition.kind == "create"
     entity.fields.extend(_new_fields(entity, written, set(tool.required_parameters()) if new_entity else set()))
+    if made:
+        if not entity.fields:
+            return tool  # none of its parameters is a field: a record of nothing, so the tool stays an action
+        draft.entities[entity.name] = entity
     sets: dict[str, Any] = dict(tool.sets)
     if transition.kind == "status":
         if entity.field(transition.field or "") is None:

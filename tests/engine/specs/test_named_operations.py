@@ -152,3 +152,20 @@ def test_a_method_the_path_gives_no_meaning_is_read_by_its_name(tmp_path):
     update = spec.tool("update_profile")
     assert (update.effect, update.entity, spec.key_parameter(update)) == (Effect.UPDATE, "Profile", "ProfileId")
     assert spec.tool("create_profile").effect is Effect.CREATE
+
+
+def test_a_component_too_thin_for_a_record_makes_no_entity(tmp_path):
+    """A ``Widget`` component holding only its ARN describes no Widget record, nor does the list response
+    around it: the widget reads stay actions. (``create_widget`` still makes Widget records of its own
+    parameters, as any creating verb does.)"""
+    document = json.loads(FIXTURE.read_text())
+    schemas = document["components"]["schemas"]
+    schemas["Widget"] = {"type": "object", "properties": {"widgetArn": schemas["Widget"]["properties"]["widgetArn"]}}
+    del schemas["WidgetSummary"]["properties"]["status"], schemas["WidgetSummary"]["properties"]["name"]
+    path = tmp_path / "thin.json"
+    path.write_text(json.dumps(document))
+    spec = import_spec_file(path).specs[0]
+    [widget] = spec.entities
+    assert {f.name for f in widget.fields} == {"name", "ownerEmail", "capacity"}  # create_widget's parameters
+    assert spec.tool("create_widget").transition.kind == "create"
+    assert {t.name for t in spec.tools if t.effect is Effect.ACTION} >= {"describe_widget", "list_widgets"}

@@ -106,6 +106,14 @@ def test_a_declared_transition_that_cannot_apply_says_why():
     assert "not applied: no entity None in the service" in tool.transition.evidence[-1]
 
 
+def test_a_create_whose_parameters_are_no_fields_makes_no_entity():
+    """``send_ping(api-version, fields)`` would make a Ping record of nothing: it stays an action."""
+    document = [{"name": "send_ping", "description": "Ping the service.", "parameters": {"type": "object",
+                 "properties": {"api-version": {"type": "string"}, "fields": {"type": "string"}}}}]
+    [spec] = import_document(document, location="pings.json").specs
+    assert spec.entities == [] and spec.tool("send_ping").effect is Effect.ACTION
+
+
 def test_a_malformed_declaration_quarantines_only_its_tool():
     document = [
         {"name": "ship_parcel", "description": "", "x-cw-transition": "yes please"},

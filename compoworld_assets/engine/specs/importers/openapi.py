@@ -301,7 +301,7 @@ class _Importer:
         found: dict[str, tuple[str, str]] = {}
         self.record_schemas = self._record_schemas(ops)
         for key in sorted(set(candidates) | set(self.record_schemas)):
-            names = candidates.get(key, [])
+            names = [n for n in candidates.get(key, []) if self._describes_a_record(n)]
             noun = key.rsplit("/", 1)[-1]
             # The schema named exactly after one item (``Order`` for ``orders``; not the list wrapper
             # ``Orders``) before one that only contains the noun (``NewOrder``, a create request's schema).
@@ -350,7 +350,7 @@ class _Importer:
         for entity, members in sorted(groups.items()):
             check_deadline()
             key = NAMED_PREFIX + entity
-            source = None if entity in known else self._named_schema(entity, [op for op, _, _ in members])
+            source = None if entity in known else self._named_schema(entity, [(op, e) for op, e, _ in members])
             if entity not in known and source is None:
                 continue
             if source is not None:
@@ -375,24 +375,26 @@ class _Importer:
             return None
         return key_parameter(entity, props, required)
 
-    def _named_schema(self, entity: str, ops: list[Operation]) -> str | None:
-        """The schema source of a named resource's entity: a component named after it, else a read's record."""
+    def _named_schema(self, entity: str, members: list[tuple[Operation, Effect]]) -> str | None:
+        """The schema source of a named resource's entity: a component named after it, else the record a read
+        returns (a keyed read's response, else the items of a list's)."""
         names: list[str] = []
-        for op in ops:
+        for op, _ in members:
             try:
                 names.extend(n for n in self._reachable_schema_names(self._response_schema(op)) if n not in names)
                 body = self._schema_of_content(op.spec.get("requestBody"))
                 names.extend(n for n in self._reachable_schema_names(body) if n not in names)
             except RefError:
                 continue
+        names = [n for n in names if self._describes_a_record(n)]
         target = snake_name(entity)
         match = (next((n for n in names if snake_name(n.rsplit(".", 1)[-1]) == target), None)
                  or next((n for n in names if schema_matches_noun(n, target)), None))
         if match is not None:
             return match
         noun = target.rsplit("_", 1)[-1]
-        for item in (True, False):
-            for op in ops:
+        for item, effects in ((True, (Effect.READ,)), (False, (Effect.LIST, Effect.SEARCH))):
+            for op in (op for op, effect in members if effect in effects):
                 try:
                     schema = self._record_schema(self._response_schema(op), item=item, noun=noun)
                 except RefError:
@@ -401,6 +403,14 @@ class _Importer:
                     self.record_schemas[NAMED_PREFIX + entity] = schema
                     return RECORD_PREFIX + NAMED_PREFIX + entity
         return None
+
+    def _describes_a_record(self, component: str) -> bool:
+        """Whether a component has the ``MIN_INLINE_FIELDS`` properties a record needs (``UpdateProfileResponse``
+        holding only ``ProfileId`` describes no Profile)."""
+        try:
+            return len(self._flat_properties({"$ref": f"#/components/schemas/{component}"})[0]) >= MIN_INLINE_FIELDS
+        except _CAUGHT:
+            return False
 
     def _reachable_schema_names(self, schema: Any) -> list[str]:
         """Component schemas reachable from ``schema`` through references, ``allOf``, array items and
@@ -508,6 +518,8 @@ class _Importer:
                               for name, prop in properties.items()}
                 fields = self._keyed_fields(name, entity_fields(properties, required, self.service_id, names,
                                                                 self.context), names)
+                if not fields:
+                    continue  # a record of nothing: its resource's operations stay actions
                 specs[name] = EntitySpec(
                     name=name,
                     id_prefix=snake_name(name)[:16],
