@@ -22,14 +22,14 @@ FIXTURE = Path(__file__).resolve().parents[2] / "fixtures" / "specs" / "openapi_
 
 
 @pytest.mark.parametrize(("name", "tags", "expected"), [
-    ("DescribeTrainingJob", (), (Effect.READ, "TrainingJob", False)),
-    ("create_campaign", (), (Effect.CREATE, "Campaign", False)),
-    ("ListEventTrackers", (), (Effect.LIST, "EventTracker", True)),
-    ("get_priorities", (), (Effect.LIST, "Priority", True)),  # a read of a plural noun lists
-    ("search_all_customers_by_email", (), (Effect.SEARCH, "Customer", True)),
-    ("repos_get_branch", ("repos",), (Effect.READ, "Branch", False)),  # the verb after a tag prefix
-    ("UpdateVocabulary", (), (Effect.UPDATE, "Vocabulary", False)),
-    ("delete_a_key", (), (Effect.DELETE, "Key", False)),
+    ("DescribeTrainingJob", (), (Effect.READ, "TrainingJob")),
+    ("create_campaign", (), (Effect.CREATE, "Campaign")),
+    ("ListEventTrackers", (), (Effect.LIST, "EventTracker")),
+    ("get_priorities", (), (Effect.LIST, "Priority")),  # a read of a plural noun lists
+    ("search_all_customers_by_email", (), (Effect.SEARCH, "Customer")),
+    ("repos_get_branch", ("repos",), (Effect.READ, "Branch")),  # the verb after a tag prefix
+    ("UpdateVocabulary", (), (Effect.UPDATE, "Vocabulary")),
+    ("delete_a_key", (), (Effect.DELETE, "Key")),
 ])
 def test_a_crud_verb_and_a_noun_name_an_effect_on_an_entity(name, tags, expected):
     assert named_operation(name, tags) == expected

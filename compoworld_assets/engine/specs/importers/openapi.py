@@ -39,6 +39,7 @@ from compoworld_assets.engine.specs.importers.openapi_refs import RefError, RefR
 from compoworld_assets.engine.specs.importers.operation_names import (
     KEY_SUFFIXES,
     KEYED,
+    compact_name,
     key_parameter,
     named_operation,
 )
@@ -156,17 +157,13 @@ def _key(segments: list[str]) -> str:
     return "/" + "/".join("{}" if _is_param(s) else s for s in segments)
 
 
-def _norm(text: str) -> str:
-    return "".join(ch for ch in text.lower() if ch.isalnum())
-
-
 def schema_matches_noun(schema_name: str, noun: str) -> bool:
     """Whether a component schema is the representation of resources named ``noun``: its name is the
     singular noun with anything before it and only decoration words after it (``SCHEMA_NAME_SUFFIXES``:
     ``PublicUser``, ``CreditCardResponse``, ``ResourceBlockViewModel`` for ``blocks``; not ``Petition``)."""
     words = snake_name(noun).split("_")
-    target = _norm("_".join([*words[:-1], singular(words[-1])])) if words and words[0] else ""
-    name = _norm(schema_name.rsplit(".", 1)[-1])
+    target = compact_name("_".join([*words[:-1], singular(words[-1])])) if words and words[0] else ""
+    name = compact_name(schema_name.rsplit(".", 1)[-1])
     if len(target) < 3:
         return False
     start = name.find(target)
@@ -343,7 +340,7 @@ class _Importer:
             key = self._record_key(op, named[1]) if named is not None and named[0] in KEYED else None
             if named is not None and (named[0] not in KEYED or key is not None):
                 groups.setdefault(named[1], []).append((op, named[0], key))
-            if key is not None and _norm(key) not in KEY_SUFFIXES:  # a bare ``id`` names nothing elsewhere
+            if key is not None and compact_name(key) not in KEY_SUFFIXES:  # a bare ``id`` names nothing elsewhere
                 self.key_names[key] = named[1] if self.key_names.get(key, named[1]) == named[1] else None
         known = {name for name, _ in found.values()}
         new: dict[str, tuple[str, str]] = {}
@@ -444,11 +441,12 @@ class _Importer:
 
         What a read returns is one record of the resource it reads: the response of ``GET /orders/{id}``,
         or the items of the array ``GET /orders`` returns (bare, or as the one array property of a
-        wrapper, named like a list: ``items``, ``data``, ``orders``...; ``GET /health``'s ``dependencies``
-        are parts of one record, not the records of a list). That record is either described inline (an object with properties) or a reference to a
-        component named otherwise (``DeviceDetails`` for ``/push/deviceRegistrations``); a reference
-        stays one (``{"$ref": ...}``) so that the entity is built from the component. The item read's
-        schema wins over the list's, as the fuller one.
+        wrapper, named like a list: ``items``, ``data``, ``orders``...; ``GET /health``'s
+        ``dependencies`` are parts of one record, not the records of a list). That record is either
+        described inline (an object with properties) or a reference to a component named otherwise
+        (``DeviceDetails`` for ``/push/deviceRegistrations``); a reference stays one (``{"$ref": ...}``)
+        so that the entity is built from the component. The item read's schema wins over the list's, as
+        the fuller one.
         """
         from_item: dict[str, Any] = {}
         from_list: dict[str, Any] = {}
@@ -807,8 +805,10 @@ class _Importer:
 
 def _lists_records(property_name: str, noun: str) -> bool:
     """Whether a wrapper's array property holds the listed records: a generic list name or the noun's."""
-    name = _norm(property_name)
-    return name in LIST_PROPERTY_NAMES or _norm(singular(snake_name(property_name))) == _norm(singular(snake_name(noun)))
+    def one(name: str) -> str:
+        return compact_name(singular(snake_name(name)))
+
+    return compact_name(property_name) in LIST_PROPERTY_NAMES or one(property_name) == one(noun)
 
 
 def _field_keywords(schema: Any) -> Any:

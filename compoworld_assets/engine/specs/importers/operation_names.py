@@ -40,8 +40,8 @@ KEY_SUFFIXES = ("id", "arn", "name", "key", "uuid", "identifier", "slug", "code"
 _MAX_NOUN_WORDS = 4
 
 
-def named_operation(name: str, tags: Iterable[str] = ()) -> tuple[Effect, str, bool] | None:
-    """(effect, entity name, plural noun) that ``name`` says, or None.
+def named_operation(name: str, tags: Iterable[str] = ()) -> tuple[Effect, str] | None:
+    """(effect, entity name) that ``name`` says, or None.
 
     The verb is the name's first word, or its second when the first is one of the operation's tags
     (``repos_get_branch`` tagged ``repos``). A read of a plural noun is a list (``get_priorities``).
@@ -60,11 +60,10 @@ def named_operation(name: str, tags: Iterable[str] = ()) -> tuple[Effect, str, b
     noun = noun[:cut][-_MAX_NOUN_WORDS:]
     if not noun or not all(w.isalpha() for w in noun) or len(noun[-1]) < 3:
         return None
-    plural = singular(noun[-1]) != noun[-1]
-    if effect is Effect.READ and plural:
+    if effect is Effect.READ and singular(noun[-1]) != noun[-1]:
         effect = Effect.LIST
     entity = entity_name("_".join(noun))
-    return (effect, entity, plural) if entity else None
+    return (effect, entity) if entity else None
 
 
 def key_parameter(entity: str, parameters: Iterable[str], required: Iterable[str]) -> str | None:
@@ -73,16 +72,18 @@ def key_parameter(entity: str, parameters: Iterable[str], required: Iterable[str
     ``DataQualityJobDefinition``), longest first, else a bare suffix (``id``, ``name``); each only when
     one parameter matches."""
     words = [w for w in snake_name(entity).split("_") if w]
-    required = sorted(p for p in parameters if p in set(required))
+    needed = set(required)
+    required = sorted(p for p in parameters if p in needed)
     for start in range(len(words)):
         noun = "".join(words[start:])
         for suffix in KEY_SUFFIXES:
-            found = [p for p in required if _norm(p) == noun + suffix]
+            found = [p for p in required if compact_name(p) == noun + suffix]
             if len(found) == 1:
                 return found[0]
-    bare = [p for p in required if _norm(p) in KEY_SUFFIXES]
+    bare = [p for p in required if compact_name(p) in KEY_SUFFIXES]
     return bare[0] if len(bare) == 1 else None
 
 
-def _norm(text: str) -> str:
+def compact_name(text: str) -> str:
+    """Lower-case letters and digits only: ``campaign-ARN`` and ``campaignArn`` compare equal."""
     return "".join(ch for ch in text.lower() if ch.isalnum())
