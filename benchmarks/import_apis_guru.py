@@ -10,10 +10,10 @@ OpenAPI 3 with external refs bundled). When missing it is fetched with ``npm pac
 ``--build N`` takes N specs chosen by ``--seed``, imports them, builds every service as the pipeline
 does (offline synthesizer, sandboxed verification, world-model probe, one service's failure
 quarantined), adds the built-in library, builds the dependency graph and samples ``--walks`` plans
-into gated tasks; it prints the verified-code, world-model and unusable shares of the imported
-tools, the tools that are code through a derived transition, quarantined services by stage,
-imported services with graph edges, the share of tasks touching an imported service, and the task
-pool's audit (``engine/tasks/audit.py``: value violations, quarantine by validator rule, shares per
+into gated tasks; it prints the imported entities (and how many have no field), the verified-code,
+world-model and unusable shares of the imported tools, the tools that are code through a derived
+transition, quarantined services by stage, imported services with graph edges, the share of tasks
+touching an imported service, and the task pool's audit (``engine/tasks/audit.py``: value violations, quarantine by validator rule, shares per
 instruction style and difficulty level, gate pass share).
 """
 
@@ -161,6 +161,8 @@ def build_sample(api: Path, count: int, seed: int, walks: int, time_limit_s: flo
     print(f"services built / failed:    {len(own & set(builds))} / {len(own - set(builds))}")
     for stage, n in Counter(f.stage for f in failures if f.service_id in own).most_common():
         print(f"  quarantined at {stage:<12} {n}")
+    entities = [e for sid in sorted(own & set(builds)) for e in builds[sid].spec.entities]
+    print(f"imported entities:          {len(entities)} ({sum(1 for e in entities if not e.fields)} with no field)")
     print(f"imported tools:             {tools}")
     print(f"  verified code             {share(verdicts['verified'], tools)}")
     print(f"    of which by transition  {by_transition}")
