@@ -300,12 +300,7 @@ class _Importer:
         for key in sorted(set(candidates) | set(self.record_schemas)):
             names = [n for n in candidates.get(key, []) if self._describes_a_record(n)]
             noun = key.rsplit("/", 1)[-1]
-            # The schema named exactly after one item (``Order`` for ``orders``; not the list wrapper
-            # ``Orders``) before one that only contains the noun (``NewOrder``, a create request's schema).
-            one = singular(snake_name(noun).rsplit("_", 1)[-1])
-            item = "_".join([*snake_name(noun).split("_")[:-1], one])
-            exact = next((n for n in names if snake_name(n.rsplit(".", 1)[-1]) == item), None)
-            match = exact or next((n for n in names if schema_matches_noun(n, noun)), None)
+            match = _component_named_after(names, _one_record(noun), noun)
             # Named after the resource (``UpdateProfileResponse`` for ``/profiles`` is a Profile), so that
             # operations naming the noun (``update_profile``) find the same entity.
             name = (self._record_entity(key)[0] or entity_name(match.rsplit(".", 1)[-1])[:64]) if match else ""
@@ -385,8 +380,7 @@ class _Importer:
                 continue
         names = [n for n in names if self._describes_a_record(n)]
         target = snake_name(entity)
-        match = (next((n for n in names if snake_name(n.rsplit(".", 1)[-1]) == target), None)
-                 or next((n for n in names if schema_matches_noun(n, target)), None))
+        match = _component_named_after(names, target, target)
         if match is not None:
             return match
         noun = target.rsplit("_", 1)[-1]
@@ -486,10 +480,7 @@ class _Importer:
         return {"$ref": schema["$ref"]} if "$ref" in schema else schema
 
     def _record_entity(self, key: str) -> tuple[str, str]:
-        noun = key.rsplit("/", 1)[-1]
-        one = singular(snake_name(noun).rsplit("_", 1)[-1])
-        name = entity_name("_".join([*snake_name(noun).split("_")[:-1], one]))[:64]
-        return name, RECORD_PREFIX + key
+        return entity_name(_one_record(key.rsplit("/", 1)[-1]))[:64], RECORD_PREFIX + key
 
     def entity_specs(self, resources: dict[str, tuple[str, str]]) -> dict[str, EntitySpec]:
         specs: dict[str, EntitySpec] = {}
@@ -801,6 +792,19 @@ class _Importer:
         except ValidationError as error:
             self.quarantine(self.location, _reason(error), {"info": self.info})
             return []
+
+
+def _one_record(noun: str) -> str:
+    """The snake name of one record of a resource noun (``creditCards`` → ``credit_card``)."""
+    words = snake_name(noun).split("_")
+    return "_".join([*words[:-1], singular(words[-1])])
+
+
+def _component_named_after(names: list[str], item: str, noun: str) -> str | None:
+    """The component named exactly after one record (``Order`` for ``orders``; not the list wrapper
+    ``Orders``), else one that only decorates the noun (``PublicOrder``, ``OrderResponse``)."""
+    exact = next((n for n in names if snake_name(n.rsplit(".", 1)[-1]) == item), None)
+    return exact or next((n for n in names if schema_matches_noun(n, noun)), None)
 
 
 def _lists_records(property_name: str, noun: str) -> bool:
