@@ -97,7 +97,7 @@ def build_sample(api: Path, count: int, seed: int, walks: int, time_limit_s: flo
     from compoworld_assets.engine.tasks.audit import audit_lines, audit_pool
     from compoworld_assets.engine.tasks.graph import built_services_graph
     from compoworld_assets.engine.tasks.pipeline import GenerationConfig, generate_tasks
-    from compoworld_assets.engine.tasks.sampling import sample_plans
+    from compoworld_assets.engine.tasks.sampling import bridged_services, sample_plans
     from compoworld_assets.engine.world_model.offline import OfflineWorldModel
 
     files = sorted(str(p) for p in api.rglob("*.json"))
@@ -143,6 +143,7 @@ def build_sample(api: Path, count: int, seed: int, walks: int, time_limit_s: flo
     connectable = {graph.nodes[n]["service_id"] for edge in bridges for n in edge}
     walkable = {graph.nodes[n]["service_id"] for edge in bridges
                 if all(graph.nodes[n]["walkable"] for n in edge) for n in edge}
+    bridged = bridged_services(graph, specs)
     config = GenerationConfig()
     plans = sample_plans(graph, specs, seed, walks, config.walk)
     own_plans = {p.plan_hash() for p in plans if set(p.services) & own}
@@ -180,8 +181,11 @@ def build_sample(api: Path, count: int, seed: int, walks: int, time_limit_s: flo
     print(f"tasks touching imported:    {share(sum(1 for t in tasks if set(t.services) & own), len(tasks))}")
     print(f"imported connectable:       {share(len(connectable & built_own), len(built_own))}")
     print(f"connectable in >=1 task:    {share(len(set(touched) & connectable), len(connectable & built_own))}")
+    print(f"  of those a walk can reach (a cross-service edge into a tool that ends a task or leads on): "
+          f"{share(len(set(touched) & connectable & bridged), len(connectable & bridged & built_own))}")
     for sid in sorted(connectable & built_own):
-        print(f"  {sid:<48} {len(built[sid].spec.tools):>4} tools  {touched[sid]:>3} tasks")
+        reach = "" if sid in bridged else "  (only dead-end edges)"
+        print(f"  {sid:<48} {len(built[sid].spec.tools):>4} tools  {touched[sid]:>3} tasks{reach}")
     print("\n".join(audit_lines(audit)))
     print(f"wall time:                  {wall:.0f} s (import {import_s:.0f} s, build {build_s:.0f} s)")
 

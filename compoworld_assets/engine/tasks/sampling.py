@@ -17,7 +17,10 @@ offline it changes nothing a criterion could check.
 Every service with a cross-service edge gets its chance: while some such service is in no accepted
 plan yet, a share of the walks (``bridge_probability``) starts on one of its cross-service edges
 (a "bridge", in or out of it), until it is covered or ``bridge_attempts`` such walks failed. Without
-this a service of a few tools joined to a large library by one edge is almost never reached.
+this a service of a few tools joined to a large library by one edge is almost never reached. A bridge
+is an edge a walk can go on from (its target ends a task or leads on): an edge into a simulated action
+that returns nothing is a dead end, and a service joined only by such edges is not reachable
+(:func:`bridged_services`).
 
 Every required argument of a step is bound (:class:`ArgBinding`):
 
@@ -32,7 +35,8 @@ Every required argument of a step is bound (:class:`ArgBinding`):
 * everything else (free text, numbers, enums, dates): a ``constant`` left open (``value=None``);
   instantiation draws it from the task's world (:mod:`compoworld_assets.engine.tasks.arguments`).
 
-A list step gets one filter and a plain update one changed field, so neither is a no-op.
+A list step gets one filter (never a paging parameter, :func:`is_paging_parameter`) and a plain update
+one changed field, so neither is a no-op.
 Walks without a ``step_output`` binding that crosses a service boundary are rejected, and
 plans are deduplicated by :meth:`Plan.plan_hash`. With ``level_mix`` the sampler keeps plans
 until each difficulty level (:func:`.difficulty.plan_level`) has its share, topping up from the
@@ -64,6 +68,8 @@ from compoworld_assets.engine.types import TYPE_KEY, is_entity_ref
 
 EdgeId = tuple[str, str, str]
 READ_EFFECTS = frozenset({Effect.READ, Effect.LIST, Effect.SEARCH})
+PAGING_WORDS = frozenset({"page", "pages", "per", "size", "offset", "limit", "skip", "take", "cursor", "token",
+                          "marker", "max", "results", "items", "continuation", "next", "starting", "start", "top", "after", "before"})
 NOTICE_WORDS = frozenset({"send", "notify", "invite", "share", "email", "message", "post", "reply", "remind",
                           "announce", "to", "recipient", "attendee", "invitee"})
 
@@ -240,12 +246,19 @@ def _finds_nothing(source: ToolSpec, target: ToolSpec, output_path: str) -> bool
         and output_path == "id" and target.entity != source.entity
 
 
+def bridged_services(graph: nx.MultiDiGraph, specs: Iterable[ServiceSpec]) -> set[str]:
+    """The services a walk can reach across a service boundary (see :func:`_bridges`)."""
+    return set(_bridges(_tool_index(graph, specs)))
+
+
 def _bridges(tools: dict[str, _Tool]) -> dict[str, list[tuple[str, _Edge]]]:
-    """Service id → the cross-service edges into or out of it, as (source tool, edge)."""
+    """Service id → the cross-service edges into or out of it that a walk can go on from, as (source tool,
+    edge): the edge's target can end a task or leads on (a simulated action that returns nothing and feeds
+    no other tool is a dead end, and a bridge into it could never become a plan)."""
     found: dict[str, list[tuple[str, _Edge]]] = {}
     for name, info in sorted(tools.items()):
         for edge in info.edges:
-            if edge.cross_service:
+            if edge.cross_service and (tools[edge.target].can_end or tools[edge.target].edges):
                 for service_id in (info.service_id, tools[edge.target].service_id):
                     found.setdefault(service_id, []).append((name, edge))
     return found
@@ -375,7 +388,8 @@ def _parameters_to_bind(info: _Tool, bound: dict[str, ArgBinding], rng: random.R
     params = tool.parameter_properties()
     wanted = [p for p in tool.required_parameters() if p in params and p not in bound]
     if tool.effect == Effect.LIST and not bound:
-        filters = sorted((p for p in params if p != "limit"), key=lambda p: (not _typed_lookup(params[p]), p))
+        filters = sorted((p for p in params if not is_paging_parameter(p)),
+                         key=lambda p: (not _typed_lookup(params[p]), p))
         wanted += filters[:1]
     if tool.effect == Effect.UPDATE and not tool.sets:
         fields = sorted(p for p in params
@@ -383,6 +397,13 @@ def _parameters_to_bind(info: _Tool, bound: dict[str, ArgBinding], rng: random.R
         if fields:
             wanted.append(rng.choice(fields))
     return wanted
+
+
+def is_paging_parameter(name: str) -> bool:
+    """Whether a parameter only pages through a list (``limit``, ``nextToken``, ``per_page``, ``body_page_size``):
+    every word of its name is a paging word, so it filters nothing a user would ask for."""
+    named = [w for w in words(name) if w != "body"]
+    return bool(named) and set(named) <= PAGING_WORDS
 
 
 def _typed_lookup(schema: object) -> bool:

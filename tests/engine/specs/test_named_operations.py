@@ -80,6 +80,14 @@ def test_the_entity_comes_from_the_component_and_its_wrapped_properties_keep_the
     assert fields["name"].description == "The widget's name."
 
 
+def test_request_properties_written_as_allof_keep_their_types(spec):
+    """A request body's ``{"allOf": [{"$ref": Name}, {"description"}]}`` property is one typed parameter, so
+    the values drawn for it (and the arguments checked against it) see its type, pattern and bounds."""
+    name = spec.tool("create_widget").parameter_properties()["name"]
+    assert (name["type"], name["maxLength"], name["description"]) == ("string", 63, "A name for the widget.")
+    assert name["pattern"] == "^[a-zA-Z0-9][a-zA-Z0-9\\-_]*"
+
+
 def test_a_field_named_like_another_entitys_key_refers_to_it(tmp_path):
     """``Gadget.widgetArn`` holds a Widget's key, so it is typed as a reference to Widget records."""
     document = json.loads(FIXTURE.read_text())

@@ -612,11 +612,8 @@ class _Importer:
         if isinstance(schema.get("allOf"), list):
             schema = merge_all_of(schema)
         if json_type_of(schema) == "object" and isinstance(schema.get("properties"), dict):
-            writable = {
-                n: s
-                for n, s in schema["properties"].items()
-                if not (isinstance(s, dict) and s.get("readOnly"))
-            }
+            unwrapped = {n: self._wrapped(s) for n, s in schema["properties"].items()}
+            writable = {n: s for n, s in unwrapped.items() if not (isinstance(s, dict) and s.get("readOnly"))}
             taken = set(props)
             renames: dict[str, str] = {}
             for name in writable:
