@@ -6,7 +6,9 @@ parameters and returns carry shared interface types in ``x-cw-type``.
 
 Conventions the offline synthesizer relies on (importers and the built-in library follow them):
 
-* ``create`` tools take entity fields as parameters (same names); the id is generated.
+* ``create`` tools take entity fields as parameters (same names); the id is generated, and so are
+  the required string fields the create does not take (the service sets them, as the API would:
+  a payment request's URL; see ``synthesis.offline.service_set_values``).
 * ``read``/``update``/``delete`` tools identify the entity by the parameter whose
   ``x-cw-type`` is the reference to the tool's own entity (e.g. ``contact_id: crm.Contact.id``).
 * ``update`` changes only the fields passed; ``sets`` are constant assignments applied by

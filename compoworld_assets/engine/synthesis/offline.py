@@ -10,14 +10,16 @@ only on the spec and :data:`OFFLINE_SYNTHESIZER_VERSION`, byte for byte.
 from __future__ import annotations
 
 import pprint
+import random
 from typing import Any
 
 from compoworld_assets.engine import envelope
 from compoworld_assets.engine.specs.model import Effect, EntitySpec, ServiceSpec, ToolSpec
 from compoworld_assets.engine.synthesis.base import SynthesizedModule
-from compoworld_assets.engine.types import SHARED_TYPES, TYPE_KEY, entity_ref
+from compoworld_assets.engine.types import SHARED_TYPES, TYPE_KEY, entity_ref, is_entity_ref
+from compoworld_assets.engine.values import schema_value
 
-OFFLINE_SYNTHESIZER_VERSION = "1.0.0"
+OFFLINE_SYNTHESIZER_VERSION = "1.1.0"
 
 CODE_EFFECTS = frozenset(
     {Effect.CREATE, Effect.READ, Effect.LIST, Effect.SEARCH, Effect.UPDATE, Effect.DELETE}
@@ -28,6 +30,7 @@ KEYED_EFFECTS = frozenset({Effect.READ, Effect.UPDATE, Effect.DELETE})
 CHECKED_SHARED_TYPES = ("email", "date", "datetime", "currency")
 SCHEMA_FORMATS = {"email": "email", "date": "date", "date-time": "datetime"}
 GENERATED_WIDTH = 110
+RECORD_ID_MARK = "{id}"  # in a service-set value: replaced by the created record's id
 TYPE_DEFAULTS: dict[str, Any] = {
     "string": "",
     "integer": 0,
@@ -372,6 +375,7 @@ def _field_parameters(spec: ServiceSpec, tool: ToolSpec, entity: EntitySpec) -> 
 
 def _create_body(spec: ServiceSpec, tool: ToolSpec, entity: EntitySpec) -> list[str]:
     params = set(_field_parameters(spec, tool, entity))
+    generated = service_set_values(spec, entity, {*params, *tool.sets})
     lines = _reference_lines(spec, tool, entity) + ["record = {"]
     for f in entity.fields:
         default = _field_default(f.required, f.json_type, f.enum)
@@ -380,15 +384,47 @@ def _create_body(spec: ServiceSpec, tool: ToolSpec, entity: EntitySpec) -> list[
         elif f.name in params:
             lines.append(f"    {f.name!r}: _given(args, {f.name!r}, {default!r}),")
         else:
-            lines.append(f"    {f.name!r}: {default!r},")
+            lines.append(f"    {f.name!r}: {generated.get(f.name, default)!r},")
     lines.extend(
         f"    {name!r}: {_inline_literal(value)},"
         for name, value in sorted(tool.sets.items())
         if entity.field(name) is None
     )
     lines.append("}")
-    lines.append(f"return _ok(_insert(state, {entity.name!r}, {entity.id_prefix!r}, record))")
-    return lines
+    unique = sorted(name for name, value in generated.items() if RECORD_ID_MARK in value)
+    if not unique:
+        lines.append(f"return _ok(_insert(state, {entity.name!r}, {entity.id_prefix!r}, record))")
+        return lines
+    return lines + [
+        f"created = _insert(state, {entity.name!r}, {entity.id_prefix!r}, record)",
+        f"stored = _table(state, {entity.name!r})[created['id']]",
+        f"for name in {unique!r}:",
+        f"    stored[name] = created[name] = created[name].replace({RECORD_ID_MARK!r}, created['id'])",
+        "return _ok(created)",
+    ]
+
+
+def service_set_values(spec: ServiceSpec, entity: EntitySpec, given: set[str]) -> dict[str, str]:
+    """What a create stores in the required string fields it is not given: the service sets them, as the
+    API does (a payment request's ``ergoPayUrl``, a file's ``download_url``), instead of an empty string
+    that no later step could use and that no shared type accepts.
+
+    Each value is valid for the field's type (:func:`schema_value`, seeded by the field, so the module
+    stays a function of the spec); a URL or an untyped string also carries the new record's id
+    (``RECORD_ID_MARK``, replaced on insert), so records do not share it. Enum fields (the first value)
+    and references (no record to point at) are left to :func:`_field_default`.
+    """
+    values: dict[str, str] = {}
+    for f in entity.fields:
+        if f.name in given or not f.required or f.json_type != "string" or f.enum or is_entity_ref(f.type):
+            continue
+        value = str(schema_value(f.json_schema(), random.Random(f"{spec.id}:{entity.name}:{f.name}")))
+        if f.type == "url":
+            value = f"{value.rstrip('/')}/{RECORD_ID_MARK}"
+        elif f.type is None:
+            value = f"{value}-{RECORD_ID_MARK}"
+        values[f.name] = value
+    return values
 
 
 def _field_default(required: bool, json_type: str, enum: list[Any] | None) -> Any:

@@ -1,7 +1,7 @@
 import ast
 
 import pytest
-from toy_service import InProcessExecutor, helpdesk_spec
+from toy_service import InProcessExecutor, helpdesk_seed_state, helpdesk_spec
 
 from compoworld_assets.engine.synthesis.offline import OFFLINE_SYNTHESIZER_VERSION, OfflineSynthesizer
 
@@ -177,3 +177,27 @@ def test_same_state_and_arguments_give_the_same_result(service, seed_state):
     first = service.call("create_customer", args)
     service.reset(seed_state)
     assert service.call("create_customer", args) == first
+
+
+def test_required_strings_a_create_is_not_given_are_set_by_the_service(helpdesk):
+    """A required URL and an untyped code the create does not take get values the service sets (type-valid,
+    unique per record), not the empty string no later step could use; the module stays a function of the spec."""
+    from compoworld_assets.engine.specs.model import FieldSpec
+    from compoworld_assets.engine.types import value_matches_type
+
+    extra = [FieldSpec(name="portal_url", json_type="string", type="url"),
+             FieldSpec(name="account_code", json_type="string")]
+    entities = [e.model_copy(update={"fields": [*e.fields, *extra]}) if e.name == "Customer" else e
+                for e in helpdesk.entities]
+    spec = helpdesk.model_copy(update={"entities": entities})
+    module = OfflineSynthesizer().synthesize(spec)
+    assert module.source == OfflineSynthesizer().synthesize(spec).source
+    executor = InProcessExecutor(module.source)
+    executor.reset(helpdesk_seed_state())
+    made = [executor.call("create_customer", {"name": name, "email": f"{name.lower()}@hooli.example.com",
+                                               "tier": "pro"})["data"] for name in ("Zoe", "Ann")]
+    for record in made:
+        assert record["portal_url"].endswith("/" + record["id"]) and value_matches_type("url", record["portal_url"])
+        assert record["account_code"].endswith("-" + record["id"])
+        assert executor.state().tables["Customer"][record["id"]] == record
+    assert made[0]["portal_url"] != made[1]["portal_url"]
