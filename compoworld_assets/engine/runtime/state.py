@@ -7,13 +7,13 @@ types are enforced by pydantic models built from the entity specs (:func:`record
 
 from __future__ import annotations
 
-import copy
 from functools import lru_cache
 from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, create_model
 
 from compoworld_assets.engine.canonical import content_hash
+from compoworld_assets.engine.runtime.worker import copy_state
 from compoworld_assets.engine.specs.model import EntitySpec, ServiceSpec
 
 _PY_TYPES: dict[str, Any] = {
@@ -53,7 +53,10 @@ class ServiceState(BaseModel):
                 and self.tables == other.tables)
 
     def snapshot(self) -> ServiceState:
-        return self.model_copy(deep=True)
+        """A deep copy, made by :func:`copy_state` (records are JSON data) instead of a pydantic deep copy,
+        which walks every value through ``copy.deepcopy`` and dominated task instantiation on large worlds."""
+        return ServiceState.model_construct(self.model_fields_set, service_id=self.service_id,
+                                            tables=copy_state(self.tables), counters=dict(self.counters))
 
     def validate_records(self, spec: ServiceSpec) -> list[str]:
         """Type errors of every stored record against the spec's entities (empty when valid)."""
@@ -91,11 +94,12 @@ class WorldState(BaseModel):
         return content_hash(self.model_dump(mode="json"))
 
     def snapshot(self) -> WorldState:
-        return self.model_copy(deep=True)
+        return WorldState.model_construct(self.model_fields_set,
+                                          services={k: v.snapshot() for k, v in self.services.items()})
 
     def restore(self, snapshot: WorldState) -> None:
         """Make this state equal to ``snapshot`` (which stays untouched)."""
-        self.services = copy.deepcopy(snapshot.services)
+        self.services = snapshot.snapshot().services
 
     def diff(self, other: WorldState) -> list[Change]:
         """The record-level changes that turn ``self`` into ``other``, in a stable order."""
