@@ -7,11 +7,15 @@ the seed.
 
 from __future__ import annotations
 
+import itertools
 import random
 import re
+import re._parser as sre_parse  # the parser rstr generates from, for the shortest match's length
 import string
 from datetime import UTC, date, datetime, timedelta
 from typing import Any
+
+from rstr.xeger import Xeger
 
 from compoworld_assets.engine.types import SHARED_TYPES, TYPE_KEY, is_entity_ref, parse_entity_ref
 
@@ -118,7 +122,8 @@ def schema_value(schema: dict[str, Any], rng: random.Random, depth: int = 0) -> 
             if fmt in ("uri", "url"):
                 return shared_value("url", rng)
             if isinstance(schema.get("pattern"), str):
-                matching = pattern_value(schema["pattern"], rng)
+                limit = schema.get("maxLength")
+                matching = pattern_value(schema["pattern"], rng, limit if isinstance(limit, int) else None)
                 if matching is not None:
                     return matching
             low = int(schema.get("minLength", 1))
@@ -182,9 +187,54 @@ _PATTERN_ATOM = re.compile(r"\\[dwsDWS.\\^$\-]|\[\^?(?:\\.|[^\]\\])+\]|[A-Za-z0-
 _PATTERN_COUNT = re.compile(r"\{(\d+)(?:,(\d*))?\}|[?+*]")
 _ESCAPE_CLASSES = {"d": string.digits, "w": string.ascii_letters + string.digits + "_", "s": " "}
 MAX_PATTERN_REPEAT = 8
+XEGER_TRIES = 5
+MAX_GENERATED_LENGTH = 4096
 
 
-def pattern_value(pattern: str, rng: random.Random) -> str | None:
+def pattern_value(pattern: str, rng: random.Random, max_length: int | None = None) -> str | None:
+    """A string matching ``pattern`` (and no longer than ``max_length``), or None when none was found.
+
+    Simple patterns are generated here (:func:`_simple_pattern_value`); others (groups, alternation,
+    negated classes) by rstr's ``Xeger`` (:class:`_Xeger`), checked against the pattern afterwards.
+    """
+    found = _simple_pattern_value(pattern, rng)
+    if found is not None and (max_length is None or len(found) <= max_length):
+        return found
+    try:
+        compiled = re.compile(pattern)
+        shortest = sre_parse.parse(pattern).getwidth()[0]
+    except (re.error, RecursionError, OverflowError):
+        return None
+    if shortest > min(max_length or MAX_GENERATED_LENGTH, MAX_GENERATED_LENGTH):
+        return None  # nested counts (``(a{1000}){1000}``) would build a string too long to use
+    generator = _Xeger(rng)
+    for _ in range(XEGER_TRIES):
+        try:
+            text = generator.xeger(pattern)
+        except Exception:  # noqa: BLE001 - sre constructs rstr cannot generate: no value, as for any pattern
+            return None
+        if compiled.search(text) and (max_length is None or len(text) <= max_length):
+            return text
+    return None
+
+
+class _Xeger(Xeger):
+    """rstr's generator (pinned release), deterministic in the random instance it is given: a negated class
+    draws from its characters in a fixed order (rstr takes them from a set, whose order changes with the
+    process's hash seed), and a repeat counts at most ``MAX_PATTERN_REPEAT`` beyond its minimum."""
+
+    def _handle_in(self, value: Any) -> Any:
+        candidates = list(itertools.chain(*(self._handle_state(i) for i in value)))
+        if candidates and candidates[0] is False:
+            excluded = set(candidates[1:])
+            candidates = [ch for ch in string.printable if ch not in excluded and ch not in "\n\r\x0b\x0c"]
+        return self._random.choice(candidates)
+
+    def _handle_repeat(self, start_range: int, end_range: int, value: Any) -> str:
+        return super()._handle_repeat(start_range, min(end_range, start_range + MAX_PATTERN_REPEAT), value)
+
+
+def _simple_pattern_value(pattern: str, rng: random.Random) -> str | None:
     """A string fully matching a simple anchored regex, or None when the pattern is beyond it.
 
     Handles sequences of literal characters, ``\\d``/``\\w``/``\\s`` and bracket classes

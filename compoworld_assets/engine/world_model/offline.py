@@ -14,7 +14,7 @@ gives the same answer. Where a returned field's shared type (or name) matches an
 the argument is echoed; otherwise, where the state holds values of that type (emails in
 records, ids of the referenced entity), one is reused. Objects that carry the id of an
 existing record are filled from that record, and arrays of records list existing ones.
-``allOf`` parts are merged, and strings with a simple ``pattern`` get a matching value.
+``allOf`` parts are merged, and strings with a ``pattern`` get a matching value (``values.pattern_value``).
 """
 
 from __future__ import annotations
