@@ -331,7 +331,6 @@ class SandboxedExecutor:
         self._resources = _Resources(scratch)
         self._finalizer = weakref.finalize(self, self._resources.release)
         self._mirror = _encode({"service_id": service_id, "tables": {}, "counters": {}})[:-1]
-        self._validated: tuple[bytes, ServiceState] | None = None  # (mirror, its state): see state()
         self._state_owner = service_id  # the service id of the installed state: replies must keep it
         self._installed: bytes | None = None  # the JSON of the child's pristine copy
         self._changed = False  # a call changed the child's state since the pristine copy was taken
@@ -400,11 +399,7 @@ class SandboxedExecutor:
         self._changed = self._restore_pending = False
 
     def state(self) -> ServiceState:
-        """The state the child holds, validated once per new mirror: episodes read the state far more often
-        than calls change it, so later reads get a copy of the validated one."""
-        if self._validated is None or self._validated[0] != self._mirror:
-            self._validated = (self._mirror, ServiceState.model_validate_json(self._mirror))
-        return self._validated[1].snapshot()
+        return ServiceState.model_validate_json(self._mirror)
 
     def call(self, tool: str, args: dict[str, Any]) -> dict[str, Any]:
         if self.closed:
