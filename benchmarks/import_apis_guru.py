@@ -9,8 +9,9 @@ OpenAPI 3 with external refs bundled). When missing it is fetched with ``npm pac
 
 ``--build N`` takes N specs chosen by ``--seed``, imports them, builds every service as the pipeline
 does (offline synthesizer, sandboxed verification, world-model probe, one service's failure
-quarantined), adds the built-in library, builds the dependency graph and samples ``--walks`` plans
-into gated tasks; it prints the imported entities (and how many have no field), the verified-code,
+quarantined; in ``--build-workers`` processes, by default as many as the services asset uses),
+adds the built-in library, builds the dependency graph and samples ``--walks`` plans into gated tasks
+(in as many worker processes as the ``sample_tasks`` asset uses); it prints the imported entities (and how many have no field), the verified-code,
 world-model and unusable shares of the imported tools, the tools that are code through a derived
 transition, quarantined services by stage, imported services with graph edges, the share of tasks
 touching an imported service, and the task pool's audit (``engine/tasks/audit.py``: value violations, quarantine by validator rule, shares per
@@ -25,6 +26,7 @@ import re
 import subprocess
 import sys
 import tarfile
+import tempfile
 import time
 from collections import Counter
 from multiprocessing import Pool
@@ -34,7 +36,6 @@ from typing import Any
 REPO_ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO_ROOT))  # run as a plain script from any working directory
 
-from compoworld_assets.defs.services.assets import ServicesConfig
 from compoworld_assets.engine.specs.importers.openapi import import_openapi
 from compoworld_assets.engine.specs.importers.service_ids import assign_service_ids, spec_fingerprint
 from compoworld_assets.engine.types import TYPE_KEY
@@ -82,21 +83,24 @@ def normalise_reason(reason: str) -> str:
     return re.sub(r"\d+", "N", reason)[:120]
 
 
-def build_sample(api: Path, count: int, seed: int, walks: int, time_limit_s: float) -> None:
+def build_sample(api: Path, count: int, seed: int, walks: int, time_limit_s: float,
+                 build_workers: int = 0) -> None:
     """Import, build, graph and sample ``count`` seeded specs with the built-in library (see module doc)."""
     import random
 
+    from compoworld_assets.engine.backends import BackendRecipe, LLMSettings
     from compoworld_assets.engine.library import builtin_specs
-    from compoworld_assets.engine.runtime.sandbox import trusted_executor
+    from compoworld_assets.engine.parallel_builds import BuildSettings, build_services
+    from compoworld_assets.engine.parallel_builds import build_workers as automatic_workers
+    from compoworld_assets.engine.runtime.executor import SandboxLimits
     from compoworld_assets.engine.runtime.service_runtime import RuntimePool
-    from compoworld_assets.engine.service_build import ServiceFailure, try_build_service
+    from compoworld_assets.engine.service_build import ServiceFailure
     from compoworld_assets.engine.specs.importers import dedupe_service_ids, import_spec_file
     from compoworld_assets.engine.specs.model import ImportResult
-    from compoworld_assets.engine.synthesis.offline import OfflineSynthesizer
     from compoworld_assets.engine.tables import tool_verdict
     from compoworld_assets.engine.tasks.audit import audit_lines, audit_pool
     from compoworld_assets.engine.tasks.graph import built_services_graph
-    from compoworld_assets.engine.tasks.pipeline import GenerationConfig, generate_tasks
+    from compoworld_assets.engine.tasks.pipeline import GenerationConfig, generate_tasks, task_workers
     from compoworld_assets.engine.tasks.sampling import bridged_services, sample_plans
     from compoworld_assets.engine.world_model.offline import OfflineWorldModel
 
@@ -110,11 +114,13 @@ def build_sample(api: Path, count: int, seed: int, walks: int, time_limit_s: flo
     imported = dedupe_service_ids(imported, seen={s.id for s in builtin})
     import_s = time.perf_counter() - started
 
-    world_model = OfflineWorldModel()
     builds, failures = {}, []
-    for spec in [*builtin, *imported.specs]:
-        outcome = try_build_service(spec, OfflineSynthesizer(), trusted_executor, world_model, seed=seed,
-                                    time_limit_s=time_limit_s)
+    library = [*builtin, *imported.specs]
+    with tempfile.TemporaryDirectory() as scratch:
+        recipe = BackendRecipe(LLMSettings(), SandboxLimits(), str(Path(scratch) / "world_model_cache.sqlite"))
+        outcomes = build_services(library, recipe, BuildSettings(seed=seed, time_limit_s=time_limit_s),
+                                  workers=build_workers or automatic_workers(len(library)))
+    for spec, outcome in zip(library, outcomes, strict=True):
         if isinstance(outcome, ServiceFailure):
             failures.append(outcome)
         else:
@@ -147,7 +153,8 @@ def build_sample(api: Path, count: int, seed: int, walks: int, time_limit_s: flo
     config = GenerationConfig()
     plans = sample_plans(graph, specs, seed, walks, config.walk)
     own_plans = {p.plan_hash() for p in plans if set(p.services) & own}
-    tasks, quarantined = generate_tasks(specs, built, seed=seed, n=walks, config=config, graph=graph)
+    tasks, quarantined = generate_tasks(specs, built, seed=seed, n=walks, config=config, graph=graph,
+                                        workers=task_workers(walks))
     with RuntimePool(OfflineWorldModel()) as pool:
         audit = audit_pool(tasks, quarantined, built, pool)
     touched = Counter(s for t in tasks for s in set(t.services) & own)
@@ -193,20 +200,24 @@ def build_sample(api: Path, count: int, seed: int, walks: int, time_limit_s: flo
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--limit", type=int, default=None, help="import only the first N specs (sorted)")
-    parser.add_argument("--workers", type=int, default=os.cpu_count() or 1)
+    parser.add_argument("--workers", type=int, default=os.cpu_count() or 1, help="processes importing specs")
     parser.add_argument("--cache", type=Path, default=REPO_ROOT / ".cache")
     parser.add_argument("--build", type=int, default=None, metavar="N",
                         help="build N seeded specs with the built-in library into services, graph and tasks")
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--walks", type=int, default=300, help="plans sampled with --build")
+    from compoworld_assets.defs.services.assets import ServicesConfig  # Dagster: imported only when run
+
     parser.add_argument("--service-time-limit", type=float,
                         default=ServicesConfig.model_fields["service_time_limit_s"].default,
                         help="seconds per service build (default: the services asset's)")
+    parser.add_argument("--build-workers", type=int, default=0,
+                        help="processes building services with --build (default: as the services asset)")
     args = parser.parse_args()
 
     api = ensure_corpus(args.cache)
     if args.build is not None:
-        build_sample(api, args.build, args.seed, args.walks, args.service_time_limit)
+        build_sample(api, args.build, args.seed, args.walks, args.service_time_limit, args.build_workers)
         return
     files = sorted(str(p) for p in api.rglob("*.json"))[: args.limit]
     started = time.perf_counter()

@@ -5,9 +5,10 @@ model), generates ``--n`` tasks, rolls each out with the oracle in gateway and d
 (``--mount-size`` services mounted per episode) and verifies every trajectory by replay.
 Prints tasks sampled per second, the gate pass share, rollouts per second and trajectories
 verified per second, each phase also with the CPU seconds this process spent on it (wall-clock
-rates are only comparable on an otherwise idle machine; the sandbox children's CPU is not in it).
+rates are only comparable on an otherwise idle machine; the sandbox children's and the task workers'
+CPU is not in it). ``--workers N`` makes the tasks in N processes (the same tasks).
 
-    python benchmarks/tasks_and_trajectories.py --n 50 --seed 0
+    python benchmarks/tasks_and_trajectories.py --n 50 --seed 0 [--workers 2]
 """
 
 from __future__ import annotations
@@ -31,6 +32,7 @@ def main() -> None:
     parser.add_argument("--services", type=int, default=0, help="build only the first N built-ins (0: all)")
     parser.add_argument("--mount-size", type=int, default=15)
     parser.add_argument("--concurrency", type=int, default=min(8, os.cpu_count() or 1))
+    parser.add_argument("--workers", type=int, default=1, help="processes turning plans into gated tasks")
     args = parser.parse_args()
 
     service_ids = builtin_service_ids()[: args.services or None]
@@ -39,11 +41,11 @@ def main() -> None:
     print(f"built {len(library.builds)} services in {time.perf_counter() - started:.1f}s")
 
     started, cpu = time.perf_counter(), time.process_time()
-    tasks, quarantined = library.sample_tasks(args.n, args.seed)
+    tasks, quarantined = library.sample_tasks(args.n, args.seed, workers=args.workers)
     elapsed, cpu = time.perf_counter() - started, time.process_time() - cpu
     gated = len(tasks) + sum(q.stage == "gate" for q in quarantined)
     print(f"tasks: {len(tasks)} from {args.n} sampled plans in {elapsed:.2f}s (cpu {cpu:.2f}s) -> "
-          f"{len(tasks) / elapsed:.1f} tasks/s; "
+          f"{len(tasks) / elapsed:.1f} tasks/s with {args.workers} worker(s); "
           f"{len(quarantined) - (gated - len(tasks))} plans did not instantiate; gate pass share "
           f"{len(tasks)}/{gated} = {len(tasks) / max(gated, 1):.1%}")
 

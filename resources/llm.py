@@ -10,7 +10,6 @@ gives up after ``request_timeout_s``, with the client's own retries off; the cal
 """
 
 
-import os
 from collections.abc import Callable
 from pathlib import Path
 from typing import Literal
@@ -18,8 +17,10 @@ from typing import Literal
 import dagster as dg
 from pydantic import Field
 
-from compoworld_assets.engine.llm_requests import request_bounds, with_retries
-from compoworld_assets.engine.rollout.llm import LLMPolicy, is_transient
+from compoworld_assets.engine import backends
+from compoworld_assets.engine.backends import LLMSettings
+from compoworld_assets.engine.llm_requests import request_bounds
+from compoworld_assets.engine.rollout.llm import LLMPolicy
 from compoworld_assets.engine.runtime.executor import ToolExecutor
 from compoworld_assets.engine.synthesis.base import Synthesizer
 from compoworld_assets.engine.tasks.instructions import InstructionWriter
@@ -36,36 +37,14 @@ class LLMResource(dg.ConfigurableResource):
     request_timeout_s: float = Field(default=120.0, description="Seconds before one model request is abandoned.")
     retry_backoff_s: float = Field(default=2.0, description="Wait before the first retry; doubles after each.")
 
+    def settings(self) -> LLMSettings:
+        return LLMSettings(**{name: getattr(self, name) for name in LLMSettings.__dataclass_fields__})
+
     def synthesizer(self, executor_factory: Callable[[str], ToolExecutor]) -> Synthesizer:
-        if self.backend == "offline":
-            from compoworld_assets.engine.synthesis.offline import OfflineSynthesizer
-
-            return OfflineSynthesizer()
-        from compoworld_assets.engine.synthesis.llm import LLMSynthesizer
-
-        return LLMSynthesizer(
-            model=self.model,
-            api_base=self.api_base,
-            api_key_env=self.api_key_env,
-            max_rounds=self.max_rounds,
-            max_retries=self.max_retries,
-            backoff_s=self.retry_backoff_s,
-            request_timeout_s=self.request_timeout_s,
-            executor_factory=executor_factory,
-        )
+        return backends.synthesizer(self.settings(), executor_factory)
 
     def instruction_writer(self) -> InstructionWriter:
-        from compoworld_assets.engine.tasks.instructions import LLMWriter, TemplateWriter
-
-        if self.backend == "offline":
-            return TemplateWriter()
-        os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
-        import litellm
-
-        completion = with_retries(litellm.completion, max_retries=self.max_retries, backoff_s=self.retry_backoff_s,
-                                  is_transient=is_transient)
-        return LLMWriter(self.model, completion=completion, **self.completion_kwargs(),
-                         **request_bounds(self.request_timeout_s))
+        return backends.instruction_writer(self.settings())
 
     def policy(self) -> LLMPolicy:
         """The chat policy for ``trajectories``; the rollout engine retries it (``max_retries``, ``retry_backoff_s``)."""
@@ -75,24 +54,7 @@ class LLMResource(dg.ConfigurableResource):
 
     def completion_kwargs(self) -> dict[str, str]:
         """api_base and the key (read from the env var named by ``api_key_env``) for litellm calls."""
-        kwargs: dict[str, str] = {}
-        if self.api_base:
-            kwargs["api_base"] = self.api_base
-        if self.api_key_env and os.environ.get(self.api_key_env):
-            kwargs["api_key"] = os.environ[self.api_key_env]
-        return kwargs
+        return backends.completion_kwargs(self.settings())
 
     def world_model(self, cache_path: Path) -> WorldModel:
-        from compoworld_assets.engine.world_model.cache import CachedWorldModel, SqliteWorldModelCache
-
-        if self.backend == "offline":
-            from compoworld_assets.engine.world_model.offline import OfflineWorldModel
-
-            inner: WorldModel = OfflineWorldModel()
-        else:
-            from compoworld_assets.engine.world_model.llm import LLMWorldModel
-
-            inner = LLMWorldModel(model=self.model, api_base=self.api_base, api_key_env=self.api_key_env,
-                                  max_retries=self.max_retries, backoff_s=self.retry_backoff_s,
-                                  request_timeout_s=self.request_timeout_s)
-        return CachedWorldModel(inner, SqliteWorldModelCache(cache_path))
+        return backends.world_model(self.settings(), cache_path)

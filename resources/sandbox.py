@@ -7,6 +7,7 @@ from pathlib import Path
 import dagster as dg
 from pydantic import Field
 
+from compoworld_assets.engine import backends
 from compoworld_assets.engine.runtime.executor import SandboxLimits, ToolExecutor
 
 
@@ -41,13 +42,5 @@ class SandboxResource(dg.ConfigurableResource):
         )
 
     def executor_factory(self, *, trusted: bool) -> Callable[[str], ToolExecutor]:
-        """Executors for modules of one origin; ``trusted`` only for CompoWorld's offline synthesizer.
-
-        For untrusted modules this fails at once, with the reason, where they could not run.
-        """
-        from compoworld_assets.engine.runtime.sandbox import SandboxedExecutor, require_isolation
-
-        limits = self.limits()
-        if not trusted:
-            require_isolation(limits)
-        return lambda source: SandboxedExecutor(source, limits, trusted=trusted)
+        """Executors for modules of one origin (see :func:`compoworld_assets.engine.backends.executor_factory`)."""
+        return backends.executor_factory(self.limits(), trusted=trusted)

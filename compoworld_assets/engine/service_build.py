@@ -75,7 +75,8 @@ class ServiceBuild(BaseModel):
 
 
 BUILD_STAGES = ("seed", "synthesis", "verification", "world_model_probe")
-Stage = Literal["spec", "seed", "synthesis", "verification", "world_model_probe", "store"]
+# ``worker``: the process building it died (see :mod:`compoworld_assets.engine.parallel_builds`).
+Stage = Literal["spec", "seed", "synthesis", "verification", "world_model_probe", "store", "worker"]
 
 
 class ServiceFailure(BaseModel):
@@ -152,7 +153,7 @@ def try_build_service(spec: ServiceSpec, *args: Any, **kwargs: Any) -> ServiceBu
     try:
         return build_service(spec, *args, **kwargs)
     except StageFailed as failed:
-        return ServiceFailure.from_exception(spec.id, _spec_hash(spec), failed.stage, failed.error)
+        return ServiceFailure.from_exception(spec.id, spec_hash(spec), failed.stage, failed.error)
 
 
 def probe_world_model(spec: ServiceSpec, tool_name: str, world_model: WorldModel, state: ServiceState,
@@ -178,7 +179,8 @@ def probe_world_model(spec: ServiceSpec, tool_name: str, world_model: WorldModel
     return WorldModelProbe(tool=tool_name, passed=True, detail="type-valid simulated result")
 
 
-def _spec_hash(spec: ServiceSpec) -> str | None:
+def spec_hash(spec: ServiceSpec) -> str | None:
+    """The spec's content hash, or None for a spec that cannot be hashed (its failure is reported without one)."""
     try:
         return spec.content_hash()
     except (TypeError, ValueError):

@@ -60,3 +60,12 @@ def test_a_warm_pool_with_another_history_gives_the_same_tasks(library):
     assert fresh_tasks and digest(warm_tasks) == digest(fresh_tasks) == digest(again_tasks)
     assert [q.reason for q in warm_quarantined] == [q.reason for q in fresh_quarantined]
     assert digest(warm_quarantined) == digest(fresh_quarantined)
+
+
+@pytest.mark.slow
+def test_tasks_made_in_worker_processes_are_the_tasks_of_one_process(library):
+    specs, built = library
+    one_tasks, one_quarantined = generate_tasks(specs, built, seed=0, n=40)
+    two_tasks, two_quarantined = generate_tasks(specs, built, seed=0, n=40, workers=2)
+    assert one_tasks and digest(two_tasks) == digest(one_tasks)
+    assert digest(two_quarantined) == digest(one_quarantined)

@@ -27,8 +27,10 @@ from compoworld_assets.defs.metadata import DATA_OWNERS, TABLE_KINDS, table_sche
 from compoworld_assets.defs.services.partitions import service_partitions
 from compoworld_assets.defs.services.versions import CONTENT_KEY, latest_materializations, run_data_version
 from compoworld_assets.engine import tables
+from compoworld_assets.engine.backends import BackendRecipe
 from compoworld_assets.engine.canonical import content_hash
-from compoworld_assets.engine.service_build import ServiceBuild, ServiceFailure, try_build_service
+from compoworld_assets.engine.parallel_builds import BuildSettings, build_services, build_workers
+from compoworld_assets.engine.service_build import ServiceBuild, ServiceFailure
 from compoworld_assets.engine.specs.model import ServiceSpec
 from compoworld_assets.engine.synthesis.offline import OFFLINE_SYNTHESIZER_VERSION
 from compoworld_assets.quality.expectations import validate_table
@@ -57,6 +59,8 @@ class ServicesConfig(dg.Config):
     rows_per_entity: int = 5
     service_time_limit_s: float = 900.0
     """Wall-clock budget for one service's seed, synthesis, verification and probe (cooperative)."""
+    build_workers: int = 0
+    """Processes that build services side by side; 0: :func:`build_workers` of the number of services."""
 
 
 @dg.asset(
@@ -89,14 +93,13 @@ def services(
     missing = sorted(set(context.partition_keys) - set(rows))
     if missing:
         raise dg.Failure(f"no spec for service partition(s) {missing}: re-materialize service_specs")
-    executor_factory = sandbox.executor_factory(trusted=llm.backend == "offline")
-    synthesizer = llm.synthesizer(executor_factory)
-    world_model = llm.world_model(storage.world_model_cache)
+    synthesizer = llm.synthesizer(sandbox.executor_factory(trusted=llm.backend == "offline"))
+    outcomes = _build_partitions([rows[s] for s in sorted(context.partition_keys)], config,
+                                 BackendRecipe(llm.settings(), sandbox.limits(), str(storage.world_model_cache)), storage)
     builds: list[ServiceBuild] = []
     failures: list[ServiceFailure] = []
     contents: dict[str, str] = {}
-    for service_id in sorted(context.partition_keys):
-        outcome = _build_one(rows[service_id], synthesizer, executor_factory, world_model, config, storage)
+    for service_id, outcome in zip(sorted(context.partition_keys), outcomes, strict=True):
         if isinstance(outcome, ServiceFailure):
             failures.append(outcome)
             contents[service_id] = content_hash(outcome.model_dump(mode="json"))
@@ -134,23 +137,32 @@ def services(
     })
 
 
-def _build_one(row: dict, synthesizer, executor_factory, world_model, config: ServicesConfig,
-               storage: StorageResource) -> ServiceBuild | ServiceFailure:
-    """One partition's build; a failure at any step (spec parsing and module storage included) is returned."""
-    service_id = row["service_id"]
-    try:
-        spec = ServiceSpec.model_validate_json(row["spec_json"])
-    except ValueError as error:
-        return ServiceFailure.from_exception(service_id, row["spec_hash"], "spec", error)
-    outcome = try_build_service(spec, synthesizer, executor_factory, world_model, seed=config.seed,
-                                rows_per_entity=config.rows_per_entity, time_limit_s=config.service_time_limit_s)
-    if isinstance(outcome, ServiceFailure):
-        return outcome
-    try:
-        storage.path("modules", service_id, f"{outcome.module.source_hash}.py").write_text(outcome.module.source)
-    except (OSError, ValueError) as error:
-        return ServiceFailure.from_exception(service_id, row["spec_hash"], "store", error)
-    return outcome
+def _build_partitions(rows: list[dict], config: ServicesConfig, backends: BackendRecipe,
+                      storage: StorageResource) -> list[ServiceBuild | ServiceFailure]:
+    """Each row's build outcome, in order; a failure at any step (spec parsing and module storage included)
+    is an outcome. The builds run in ``config.build_workers`` processes (see :func:`build_workers`)."""
+    specs: dict[str, ServiceSpec] = {}
+    outcomes: dict[str, ServiceBuild | ServiceFailure] = {}
+    spec_hashes = {row["service_id"]: row["spec_hash"] for row in rows}
+    for row in rows:
+        try:
+            specs[row["service_id"]] = ServiceSpec.model_validate_json(row["spec_json"])
+        except ValueError as error:
+            outcomes[row["service_id"]] = ServiceFailure.from_exception(row["service_id"], row["spec_hash"], "spec",
+                                                                        error)
+    settings = BuildSettings(seed=config.seed, rows_per_entity=config.rows_per_entity,
+                             time_limit_s=config.service_time_limit_s)
+    workers = config.build_workers or build_workers(len(specs))
+    for service_id, outcome in zip(specs, build_services(list(specs.values()), backends, settings, workers),
+                                   strict=True):
+        if isinstance(outcome, ServiceBuild):
+            try:
+                storage.path("modules", service_id, f"{outcome.module.source_hash}.py").write_text(
+                    outcome.module.source)
+            except (OSError, ValueError) as error:
+                outcome = ServiceFailure.from_exception(service_id, spec_hashes[service_id], "store", error)
+        outcomes[service_id] = outcome
+    return [outcomes[row["service_id"]] for row in rows]
 
 
 def _store_quarantine(database: str, quarantine: pl.DataFrame, partition_keys: list[str],

@@ -10,11 +10,11 @@ from compoworld_assets.defs.freshness import NIGHTLY_ROUND
 from compoworld_assets.defs.metadata import DATA_OWNERS, TABLE_KINDS, table_metadata, task_preview
 from compoworld_assets.defs.tasks.partitions import task_rounds
 from compoworld_assets.engine import tables, task_tables
+from compoworld_assets.engine.backends import BackendRecipe
 from compoworld_assets.engine.canonical import content_hash
-from compoworld_assets.engine.runtime.service_runtime import RuntimePool
 from compoworld_assets.engine.tasks.graph import graph_from_tables
 from compoworld_assets.engine.tasks.instantiate import TaskConfig
-from compoworld_assets.engine.tasks.pipeline import GenerationConfig, generate_tasks
+from compoworld_assets.engine.tasks.pipeline import GenerationConfig, generate_tasks, task_workers
 from compoworld_assets.engine.tasks.preview import tasks_markdown
 from compoworld_assets.engine.tasks.sampling import WalkConfig
 from compoworld_assets.task_volume import PLANS_PER_SERVICE, default_plan_count
@@ -39,6 +39,8 @@ class TaskRoundConfig(dg.Config):
     instruction_style: str = "goal"
     level_mix: dict[str, float] = Field(default_factory=dict,
                                         description="target shares of easy/medium/hard plans; empty: no target")
+    workers: int = Field(default=0, description="processes turning plans into gated tasks; 0: one per core (at "
+                         "most 8) and per PLANS_PER_WORKER plans. The tasks are the same for any number")
 
     def plan_count(self, n_services: int) -> int:
         """``n_plans`` when set, else ``max(MIN_PLANS, ceil(plans_per_service * n_services))``."""
@@ -93,12 +95,14 @@ def sample_tasks(context: dg.AssetExecutionContext, config: TaskRoundConfig, ser
     specs = tables.specs_from_rows(service_specs)
     built = tables.built_services_from_rows(specs, services)
     n_plans = config.plan_count(len(built))
+    backends = BackendRecipe(llm.settings(), sandbox.limits(), str(storage.world_model_cache))
     try:
-        with RuntimePool(llm.world_model(storage.world_model_cache), sandbox.limits()) as pool:
+        with backends.runtime_pool() as pool:
             tasks, quarantined = generate_tasks([specs[s] for s in sorted(built)], built,
                                                 round_seed(config.seed, round_key), n_plans,
-                                                config.generation(), writer=llm.instruction_writer(), pool=pool,
-                                                graph=graph_from_tables(dependency_graph_nodes, dependency_graph))
+                                                config.generation(), writer=backends.instruction_writer(), pool=pool,
+                                                graph=graph_from_tables(dependency_graph_nodes, dependency_graph),
+                                                workers=config.workers or task_workers(n_plans), backends=backends)
     except ValueError as exc:
         raise dg.Failure(f"{exc}: rebuild dependency_graph from the current services first") from exc
     for i, task in enumerate(tasks):

@@ -37,11 +37,12 @@ class LibraryWorld:
     def seed_states(self) -> dict[str, ServiceState]:
         return {sid: b.seed_state for sid, b in self.builds.items()}
 
-    def sample_tasks(self, n: int, seed: int, config: GenerationConfig | None = None,
+    def sample_tasks(self, n: int, seed: int, config: GenerationConfig | None = None, workers: int = 1,
                      ) -> tuple[list[Task], list[QuarantinedTask]]:
-        """``n`` walks sampled with ``seed`` into gated tasks (and the plans that were quarantined)."""
+        """``n`` walks sampled with ``seed`` into gated tasks (and the plans that were quarantined), made in
+        ``workers`` processes (the same tasks for any number)."""
         return generate_tasks([b.spec for b in self.builds.values()], self.built, seed=seed, n=n,
-                              config=config or GenerationConfig())
+                              config=config or GenerationConfig(), workers=workers)
 
     def world_factory(self, mount_size: int | None = None) -> PooledWorldFactory:
         """A pooled factory over every built service (the caller closes it); mounts all of them by default."""

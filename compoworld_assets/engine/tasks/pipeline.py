@@ -7,12 +7,18 @@ Only built services can be mounted, so the graph and the walks cover the service
 
 from __future__ import annotations
 
+import multiprocessing
+import multiprocessing.util
 from collections.abc import Iterable, Mapping
+from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass, field
+from typing import Any
 
 import networkx as nx
 
+from compoworld_assets.engine.backends import BackendRecipe, LLMSettings
 from compoworld_assets.engine.canonical import content_hash
+from compoworld_assets.engine.runtime.executor import SandboxLimits
 from compoworld_assets.engine.runtime.service_runtime import RuntimePool, WorldRuntime
 from compoworld_assets.engine.service_build import BuiltService
 from compoworld_assets.engine.specs.model import ServiceSpec
@@ -34,6 +40,7 @@ from compoworld_assets.engine.tasks.splits import (
     assign_split,
     separate_transfer,
 )
+from compoworld_assets.engine.workers import worker_count
 
 
 @dataclass(frozen=True)
@@ -44,6 +51,15 @@ class GenerationConfig:
     rl_fraction: float = RL_FRACTION
     split_salt: str = ""
     transfer_services: tuple[str, ...] = ()  # their tasks form the transfer split (tasks.splits.separate_transfer)
+
+
+# A worker also gets every service's module and spec (~1 s more than a build worker): worth it from this many plans.
+PLANS_PER_WORKER = 64
+
+
+def task_workers(n_plans: int, cores: int | None = None) -> int:
+    """Worker processes for ``n_plans`` plans (:func:`~compoworld_assets.engine.workers.worker_count`)."""
+    return worker_count(n_plans, PLANS_PER_WORKER, cores)
 
 
 def task_seed(seed: int, plan: Plan) -> int:
@@ -58,8 +74,8 @@ def task_world(task: Task, built: Mapping[str, BuiltService], pool: RuntimePool)
 
 def generate_tasks(specs: Iterable[ServiceSpec], built: Mapping[str, BuiltService], seed: int, n: int,
                    config: GenerationConfig = GenerationConfig(), writer: InstructionWriter | None = None,
-                   pool: RuntimePool | None = None,
-                   graph: nx.MultiDiGraph | None = None) -> tuple[list[Task], list[QuarantinedTask]]:
+                   pool: RuntimePool | None = None, graph: nx.MultiDiGraph | None = None, workers: int = 1,
+                   backends: BackendRecipe | None = None) -> tuple[list[Task], list[QuarantinedTask]]:
     """Sample ``n`` plans and turn each into a gated task; returns (tasks, quarantined).
 
     ``graph`` is the dependency graph to walk (the stored one, :func:`graph_from_tables`); without it
@@ -67,6 +83,11 @@ def generate_tasks(specs: Iterable[ServiceSpec], built: Mapping[str, BuiltServic
     service (a graph older than the services would walk tools that cannot be mounted).
     Without ``pool`` one is created (with the offline world model, for mounted services that have
     world-model tools) and closed at the end.
+
+    With ``workers`` > 1 the plans become tasks in that many processes, each with its own runtime pool
+    and instruction writer made by ``backends`` (offline ones by default); ``pool`` and ``writer`` are
+    not used then. A task depends only on its plan, the seed and the services, so the result is the
+    same for any number of workers.
     """
     usable = [s for s in specs if s.id in built]
     if graph is None:
@@ -75,36 +96,66 @@ def generate_tasks(specs: Iterable[ServiceSpec], built: Mapping[str, BuiltServic
     if unbuilt:
         raise ValueError(f"the dependency graph names services that are not built: {', '.join(unbuilt)}")
     plans = sample_plans(graph, usable, seed, n, config.walk)
-    own_pool = pool is None
-    if pool is None:
-        from compoworld_assets.engine.world_model.offline import OfflineWorldModel
+    if workers > 1 and len(plans) > 1:
+        outcomes = _in_workers(plans, built, seed, config, backends or BackendRecipe(LLMSettings(), SandboxLimits()),
+                               workers)
+    else:
+        own_pool = pool is None
+        if pool is None:
+            from compoworld_assets.engine.world_model.offline import OfflineWorldModel
 
-        pool = RuntimePool(world_model=OfflineWorldModel())
-    tasks: list[Task] = []
-    quarantined: list[QuarantinedTask] = []
+            pool = RuntimePool(world_model=OfflineWorldModel())
+        try:
+            outcomes = [_task_from_plan(plan, built, seed, config, writer, pool) for plan in plans]
+        finally:
+            if own_pool:
+                pool.close()
+    tasks = [o for o in outcomes if isinstance(o, Task)]
+    quarantined = [o for o in outcomes if isinstance(o, QuarantinedTask)]
+    return separate_transfer(tasks, config.transfer_services), quarantined
+
+
+def _task_from_plan(plan: Plan, built: Mapping[str, BuiltService], seed: int, config: GenerationConfig,
+                    writer: InstructionWriter | None, pool: RuntimePool) -> Task | QuarantinedTask:
+    """The gated task of one plan, or why it has none."""
+    seed_for_task = task_seed(seed, plan)
+    split = assign_split(plan.services, task_id_for(plan, seed_for_task), config.split_salt,
+                         config.heldout_fraction, config.rl_fraction)
 
     def runtime_for(task: Task) -> WorldRuntime:
         return task_world(task, built, pool)
 
     try:
-        for plan in plans:
-            seed_for_task = task_seed(seed, plan)
-            split = assign_split(plan.services, task_id_for(plan, seed_for_task), config.split_salt,
-                                 config.heldout_fraction, config.rl_fraction)
-            try:
-                task = instantiate_task(plan, built, seed_for_task, split, runtime_for, writer, config.task)
-            except (TaskGenerationError, PlanExecutionError) as exc:
-                quarantined.append(QuarantinedTask(task_id=task_id_for(plan, seed_for_task),
-                                                   plan_hash=plan.plan_hash(), stage="instantiate",
-                                                   reason=str(exc)))
-                continue
-            result = self_test(task, runtime_for(task))
-            if result.passed:
-                tasks.append(task)
-            else:
-                quarantined.append(QuarantinedTask(task_id=task.task_id, plan_hash=plan.plan_hash(),
-                                                   stage="gate", reason="; ".join(result.reasons), task=task))
-    finally:
-        if own_pool:
-            pool.close()
-    return separate_transfer(tasks, config.transfer_services), quarantined
+        task = instantiate_task(plan, built, seed_for_task, split, runtime_for, writer, config.task)
+    except (TaskGenerationError, PlanExecutionError) as exc:
+        return QuarantinedTask(task_id=task_id_for(plan, seed_for_task), plan_hash=plan.plan_hash(),
+                               stage="instantiate", reason=str(exc))
+    result = self_test(task, runtime_for(task))
+    if result.passed:
+        return task
+    return QuarantinedTask(task_id=task.task_id, plan_hash=plan.plan_hash(), stage="gate",
+                           reason="; ".join(result.reasons), task=task)
+
+
+# One worker's services, settings, runtime pool and writer, set once when the worker starts.
+_WORKER: dict[str, Any] = {}
+
+
+def _in_workers(plans: list[Plan], built: Mapping[str, BuiltService], seed: int, config: GenerationConfig,
+                backends: BackendRecipe, workers: int) -> list[Task | QuarantinedTask]:
+    context = multiprocessing.get_context("forkserver")
+    with ProcessPoolExecutor(workers, mp_context=context, initializer=_start_worker,
+                             initargs=(dict(built), seed, config, backends)) as executor:
+        return list(executor.map(_worker_task, plans, chunksize=max(1, min(16, len(plans) // (workers * 8)))))
+
+
+def _start_worker(built: dict[str, BuiltService], seed: int, config: GenerationConfig,
+                  backends: BackendRecipe) -> None:
+    pool = backends.runtime_pool()
+    multiprocessing.util.Finalize(pool, pool.close, exitpriority=10)  # worker processes skip atexit
+    _WORKER.update(built=built, seed=seed, config=config, writer=backends.instruction_writer(), pool=pool)
+
+
+def _worker_task(plan: Plan) -> Task | QuarantinedTask:
+    return _task_from_plan(plan, _WORKER["built"], _WORKER["seed"], _WORKER["config"], _WORKER["writer"],
+                           _WORKER["pool"])
