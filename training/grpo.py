@@ -17,7 +17,8 @@ needs is raised to the derived one (or stops the run, ``--on_short_budget raise`
 cuts every rollout of a task before it can finish. The task's rubric is evaluated on the final world state and the submitted
 answer; the reward is :func:`compoworld_assets.engine.rewards.cfrr_reward` over each group's
 per-criterion results, kinds and weights (negative criteria gate: a rollout that violated one, or
-passed no positive criterion, gets 0). ``metrics.json`` holds the reward curve and per-step pass
+passed no positive criterion, gets 0), or with ``--reward rubric`` the plain rubric fraction (the
+paper's ablation: same gates, the rubric's own weights). ``metrics.json`` holds the reward curve and per-step pass
 rates by criterion kind and by task criterion.
 """
 
@@ -37,7 +38,7 @@ from compoworld_assets.engine.rewards import (
     CRITERION_KINDS_COLUMN,
     CRITERION_RESULTS_COLUMN,
     CRITERION_WEIGHTS_COLUMN,
-    cfrr_reward,
+    reward_function,
 )
 from compoworld_assets.engine.rollout.budgets import EpisodeBudget, TokenCounter, fit_budget, oracle_needs
 from compoworld_assets.engine.rollout.environment import ToolEnvironment
@@ -66,6 +67,9 @@ class GRPOScriptConfig:
     on_short_budget: str = field(default="extend", metadata={
         "help": "A limit below the oracle's need on some RL task: 'extend' raises it to the derived budget "
                 "(recorded in metrics.json), 'raise' stops the run."})
+    reward: str = field(default="cfrr", metadata={
+        "help": "cfrr (Completion-Focused Rubric Reward) or rubric (the plain rubric fraction, the paper's "
+                "ablation); both gate on negative criteria and add the full-completion bonus."})
     cfrr_epsilon: float = 0.05
     full_completion_bonus: float = 0.1
 
@@ -202,7 +206,6 @@ def rollout_budget(tasks: list[RLTask], world_factory: Any, count_tokens: TokenC
 
 
 def run_grpo(script: GRPOScriptConfig, config: CompoGRPOConfig) -> dict[str, Any]:
-    from functools import partial
 
     from datasets import Dataset
     from trl import GRPOTrainer
@@ -215,8 +218,8 @@ def run_grpo(script: GRPOScriptConfig, config: CompoGRPOConfig) -> dict[str, Any
     tokenizer = load_tokenizer(model_dir)
     tokenizer.padding_side = "left"
     dataset = Dataset.from_list([{"prompt": t.prompt, "task_id": t.task.task_id} for t in tasks])
-    reward = partial(cfrr_reward, epsilon=script.cfrr_epsilon, full_completion_bonus=script.full_completion_bonus)
-    reward.__name__ = "cfrr"
+    reward = reward_function(script.reward, epsilon=script.cfrr_epsilon,
+                             full_completion_bonus=script.full_completion_bonus)
     with read_services(services_path(script.rl_file)).world_factory() as factory:
         budget, extended = rollout_budget(tasks, factory, token_counter(tokenizer), script.on_short_budget,
                                           max_steps=script.max_turns,
@@ -234,7 +237,8 @@ def run_grpo(script: GRPOScriptConfig, config: CompoGRPOConfig) -> dict[str, Any
     trainer.save_model(config.output_dir)
     tokenizer.save_pretrained(config.output_dir)
     rewards = [{"step": e["step"], "reward": e["reward"]} for e in trainer.state.log_history if "reward" in e]
-    metrics = {"method": "grpo", "steps": trainer.state.global_step, "reward": rewards,
+    metrics = {"method": "grpo", "reward_function": script.reward, "steps": trainer.state.global_step,
+               "reward": rewards,
                "budget": {**budget.as_dict(), "extended": extended},
                "per_step": [step_summary(records) for records in rollouts.step_records],
                "wall_time_s": round(wall, 2)}

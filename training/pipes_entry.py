@@ -121,7 +121,8 @@ def grpo_metadata(metrics: dict[str, Any]) -> dict[str, Any]:
             passed[criterion] = passed.get(criterion, 0.0) + rate * step["rollouts"]
             counted[criterion] = counted.get(criterion, 0) + step["rollouts"]
     final_reward = metrics["reward"][-1]["reward"] if metrics["reward"] else math.nan
-    return {"steps": metrics["steps"], "final_reward": _finite_or_none(final_reward),
+    return {"steps": metrics["steps"], "reward_function": metrics.get("reward_function", "cfrr"),
+            "final_reward": _finite_or_none(final_reward),
             "train_wall_time_s": metrics["wall_time_s"], "reward_curve": _json(metrics["reward"]),
             "pass_rates_by_kind": _json([step["pass_rate_by_kind"] for step in metrics["per_step"]]),
             "pass_rate_by_criterion": _json({c: round(passed[c] / counted[c], 4) for c in sorted(passed)}),

@@ -23,13 +23,18 @@ the reward is ``rubric_score`` plus the bonus. Consequences: a rollout that pass
 criterion (doing nothing, whatever negatives it passed by inaction) or violated any negative
 criterion scores exactly 0; every reward lies in ``[0, 1 + full_completion_bonus]``; full
 completion is the best outcome in any group.
+
+The paper's ablation replaces CFRR by the plain rubric fraction: ``focus=False`` (reward name
+``rubric`` in :data:`REWARDS`) keeps the rubric's own weights whatever the group's pass rates, so each
+rollout scores ``rubric_score`` plus the bonus, with the same gates.
 """
 
 from __future__ import annotations
 
 import math
 from collections.abc import Mapping, Sequence
-from typing import Any
+from functools import partial
+from typing import Any, Literal, get_args
 
 from compoworld_assets.engine.tasks.rubrics import POSITIVE_KINDS
 
@@ -37,18 +42,21 @@ CRITERION_RESULTS_COLUMN = "criterion_results"
 CRITERION_WEIGHTS_COLUMN = "criterion_weights"
 CRITERION_KINDS_COLUMN = "criterion_kinds"
 NEGATIVE_KIND = "negative"
+# GRPO's reward functions by name: the Completion-Focused Rubric Reward and the plain rubric fraction.
+RewardName = Literal["cfrr", "rubric"]
+REWARDS: tuple[str, ...] = get_args(RewardName)
 
 
 def completion_focused_reward(group: list[list[bool]], weights: Sequence[float] | None = None,
                               kinds: Sequence[str] | None = None, *, epsilon: float = 0.05,
-                              full_completion_bonus: float = 0.1) -> list[float]:
+                              full_completion_bonus: float = 0.1, focus: bool = True) -> list[float]:
     """CFRR for one group (formula in the module docstring): ``group[i][j]`` says whether rollout
     ``i`` passed criterion ``j``.
 
     ``weights`` are the criteria's rubric weights (all 1 when None) and ``kinds`` their rubric
     kinds, ``state``, ``answer`` or ``negative`` (all positive when None). A negative criterion's
     weight is ignored: it only gates. A group without positive criteria gives every rollout 0,
-    as ``rubric_score`` does.
+    as ``rubric_score`` does. ``focus=False`` is the plain rubric fraction (module docstring).
     """
     if epsilon <= 0:
         raise ValueError("epsilon must be positive so that every criterion keeps some weight")
@@ -73,7 +81,7 @@ def completion_focused_reward(group: list[list[bool]], weights: Sequence[float] 
         raise ValueError("criterion weights must be finite, non-negative and not all zero on positive criteria")
     gated = [[bool(row[j]) and all(bool(row[k]) for k in negative) for j in positive] for row in group]
     rates = [sum(row[c] for row in gated) / len(group) for c in range(len(positive))]
-    raw = [_focus(rate, epsilon) * own[j] for rate, j in zip(rates, positive, strict=True)]
+    raw = [(_focus(rate, epsilon) if focus else 1.0) * own[j] for rate, j in zip(rates, positive, strict=True)]
     total = math.fsum(raw)
     rewards = []
     for row, passes in zip(group, gated, strict=True):
@@ -100,7 +108,7 @@ def cfrr_reward(prompts: list[Any], completions: list[Any], completion_ids: list
     weights are lists in the booleans' order or id → value mappings.
     Completions are grouped into contiguous blocks of equal ``task_id`` when that column is
     present, else into blocks of ``num_generations`` (bind it with ``functools.partial``), else
-    the whole batch is one group. ``epsilon`` and ``full_completion_bonus`` may be passed too.
+    the whole batch is one group. ``epsilon``, ``full_completion_bonus`` and ``focus`` may be passed too.
     """
     results = kwargs.get(CRITERION_RESULTS_COLUMN)
     kinds_column = kwargs.get(CRITERION_KINDS_COLUMN)
@@ -110,7 +118,7 @@ def cfrr_reward(prompts: list[Any], completions: list[Any], completion_ids: list
     if len(results) != len(completions):
         raise ValueError(f"{len(results)} criterion results for {len(completions)} completions")
     weights_column = kwargs.get(CRITERION_WEIGHTS_COLUMN)
-    options = {k: kwargs[k] for k in ("epsilon", "full_completion_bonus") if k in kwargs}
+    options = {k: kwargs[k] for k in ("epsilon", "full_completion_bonus", "focus") if k in kwargs}
     rewards: list[float] = []
     for start, stop in _group_bounds(len(completions), kwargs.get("task_id"), kwargs.get("num_generations")):
         ids, group = _aligned_group(results[start:stop], start)
@@ -118,6 +126,15 @@ def cfrr_reward(prompts: list[Any], completions: list[Any], completion_ids: list
         kinds = [str(k) for k in _ordered(kinds_column[start], ids)]
         rewards.extend(completion_focused_reward(group, weights, kinds, **options))
     return rewards
+
+
+def reward_function(name: str, *, epsilon: float = 0.05, full_completion_bonus: float = 0.1) -> Any:
+    """The TRL reward function called ``name`` (:data:`REWARDS`): ``cfrr`` or the plain ``rubric`` fraction."""
+    if name not in REWARDS:
+        raise ValueError(f"unknown reward {name!r}: one of {', '.join(REWARDS)}")
+    reward = partial(cfrr_reward, epsilon=epsilon, full_completion_bonus=full_completion_bonus, focus=name == "cfrr")
+    reward.__name__ = name  # TRL logs each reward function's metrics under its name
+    return reward
 
 
 def _group_bounds(n: int, task_ids: Sequence[Any] | None, num_generations: int | None) -> list[tuple[int, int]]:

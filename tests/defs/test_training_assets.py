@@ -256,7 +256,8 @@ def test_rl_checkpoint_trains_grpo_on_built_services(tiny_model_dir, tmp_path):
     stand_ins = [stand_in(name, frame) for name, frame in frames.items()]
     resources = {**build_resources(str(tmp_path / "data")),
                  "compute": ComputeResource(shared_dir=str(tmp_path / "compute"), workdir=str(REPO))}
-    config = training_assets.GRPOTrainingConfig(max_steps=1, max_completion_length=16, num_generations=2, max_tasks=1)
+    config = training_assets.GRPOTrainingConfig(max_steps=1, max_completion_length=16, num_generations=2, max_tasks=1,
+                                                reward="rubric")
     with dg.instance_for_test() as instance:
         result = dg.materialize([*stand_ins, training_assets.rl_checkpoint, training_checks.rl_checkpoint_hash_matches,
                                  training_checks.rl_reward_finite],
@@ -266,7 +267,7 @@ def test_rl_checkpoint_trains_grpo_on_built_services(tiny_model_dir, tmp_path):
     assert result.success, failure_text(result)
     [event] = [e for e in result.get_asset_materialization_events() if e.asset_key.path == ["rl_checkpoint"]]
     metadata = {key: value.value for key, value in event.materialization.metadata.items()}
-    assert metadata["steps"] == 1 and len(metadata["reward_curve"]) == 1
+    assert metadata["steps"] == 1 and len(metadata["reward_curve"]) == 1 and metadata["reward_function"] == "rubric"
     assert metadata["pass_rate_by_criterion"] and "| 1 |" in metadata["reward_table"]
     folder = Path(metadata["artifact_folder"])
     assert folder.parent == tmp_path / "data" / "models" / "rl_checkpoint"

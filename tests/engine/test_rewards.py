@@ -6,7 +6,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from compoworld_assets.engine.rewards import cfrr_reward, completion_focused_reward
+from compoworld_assets.engine.rewards import REWARDS, cfrr_reward, completion_focused_reward, reward_function
 from compoworld_assets.engine.runtime.state import WorldState
 from compoworld_assets.engine.tasks.model import Criterion, CriterionResult, Plan, Task
 from compoworld_assets.engine.tasks.rubrics import rubric_score
@@ -244,3 +244,26 @@ def test_trl_adapter_rejects_missing_or_mismatched_columns():
     with pytest.raises(ValueError, match="multiple"):
         cfrr_reward(["p"] * 3, ["c"] * 3, criterion_results=[[True]] * 3, criterion_kinds=[["state"]] * 3,
                     num_generations=2)
+
+
+@given(rubric_groups())
+def test_the_plain_rubric_reward_is_each_rollouts_rubric_score_plus_the_bonus(drawn):
+    """The ablation's reward: the rubric's own weights whatever the group did, the same gates and bonus."""
+    group, weights, kinds = drawn
+    rewards = completion_focused_reward(group, weights, kinds, full_completion_bonus=BONUS, focus=False)
+    for row, reward in zip(group, rewards, strict=True):
+        results = [CriterionResult(id=f"c{j}", passed=passed) for j, passed in enumerate(row)]
+        full_success = all(row) and any(kind != "negative" for kind in kinds)
+        assert reward == pytest.approx(rubric_score(_task(weights, kinds), results) + (BONUS if full_success else 0.0))
+
+
+def test_the_reward_functions_by_name_differ_only_where_the_group_disagrees():
+    group = [[True, False], [True, True], [False, False], [True, False]]
+    columns = {"criterion_results": group, "criterion_kinds": [["state", "answer"]] * 4, "num_generations": 4}
+    cfrr, plain = (reward_function(name, full_completion_bonus=0.0) for name in REWARDS)
+    assert (cfrr.__name__, plain.__name__) == ("cfrr", "rubric")
+    assert plain([None] * 4, [None] * 4, **columns) == pytest.approx([0.5, 1.0, 0.0, 0.5])
+    # criterion 2 passed by one rollout in four weighs more than criterion 1 passed by three
+    assert cfrr([None] * 4, [None] * 4, **columns)[0] < 0.5
+    with pytest.raises(ValueError, match="unknown reward"):
+        reward_function("accuracy")

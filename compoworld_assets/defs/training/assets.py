@@ -35,6 +35,7 @@ from compoworld_assets.defs.handoff import HANDOFF_RESOURCES, config_to, handoff
 from compoworld_assets.defs.metadata import TRAINING_OWNERS, table_metadata
 from compoworld_assets.engine import tables, task_tables
 from compoworld_assets.engine.canonical import content_hash
+from compoworld_assets.engine.rewards import RewardName
 from resources import ComputeResource, StorageResource
 from training.base_model import bundled_gguf, checkpoint_hash, file_hash, prepare_base_model
 from training.chat_template import TEMPLATE_VERSION
@@ -81,6 +82,8 @@ class GRPOTrainingConfig(dg.Config):
     max_turns: int = Field(default=2, ge=1)
     max_tasks: int | None = None
     mode: str = Field(default="direct", description="direct or gateway tool exposure")
+    reward: RewardName = Field(default="cfrr", description=(
+        "cfrr (Completion-Focused Rubric Reward) or rubric (the plain rubric fraction: the paper's ablation)"))
     bf16: bool = False
     gpus: int = Field(default=0, ge=0)
     extra_args: list[str] = Field(default_factory=list, description="more training.grpo / TRL flags")
@@ -275,7 +278,7 @@ def grpo_plan(context: dg.OpExecutionContext, config: GRPOTrainingConfig, rl_tas
         flags = {"model": sft_checkpoint["checkpoint_path"][0], "learning_rate": config.learning_rate,
                  "num_generations": config.num_generations, "per_device_train_batch_size": config.num_generations,
                  "max_completion_length": config.max_completion_length, "max_turns": config.max_turns,
-                 "bf16": config.bf16}
+                 "reward": config.reward, "bf16": config.bf16}
         inputs = {"rl_file": incoming.read_text(encoding="utf-8"), "sft_hash": sft_checkpoint["checkpoint_hash"][0],
                   "flags": {k: _flag(v) for k, v in flags.items()}, "extra_args": config.extra_args}
         folder = artifact_folder(storage, "rl_checkpoint", {**inputs, "max_steps": config.max_steps})
