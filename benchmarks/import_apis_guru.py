@@ -142,6 +142,7 @@ def build_sample(api: Path, count: int, seed: int, walks: int, time_limit_s: flo
     built = {sid: b.built() for sid, b in builds.items()}
     specs = [b.spec for b in builds.values()]
     graph = built_services_graph(built)
+    stages = time.perf_counter()
     with_edges = {data["service_id"] for node, data in graph.nodes(data=True) if graph.degree(node) > 0}
     # Connectable: shares a type with another service (has a cross-service edge in the graph); walkable:
     # such an edge between two tools walks may use (code, or world-model tools whose effect is checkable).
@@ -155,8 +156,10 @@ def build_sample(api: Path, count: int, seed: int, walks: int, time_limit_s: flo
     own_plans = {p.plan_hash() for p in plans if set(p.services) & own}
     tasks, quarantined = generate_tasks(specs, built, seed=seed, n=walks, config=config, graph=graph,
                                         workers=task_workers(walks))
+    tasks_s = time.perf_counter() - stages
     with RuntimePool(OfflineWorldModel()) as pool:
         audit = audit_pool(tasks, quarantined, built, pool)
+    audit_s = time.perf_counter() - stages - tasks_s
     touched = Counter(s for t in tasks for s in set(t.services) & own)
     lost = Counter(f"{q.stage}: {normalise_reason(q.reason)}" for q in quarantined if q.plan_hash in own_plans)
     wall = time.perf_counter() - started
@@ -194,7 +197,8 @@ def build_sample(api: Path, count: int, seed: int, walks: int, time_limit_s: flo
         reach = "" if sid in bridged else "  (only dead-end edges)"
         print(f"  {sid:<48} {len(built[sid].spec.tools):>4} tools  {touched[sid]:>3} tasks{reach}")
     print("\n".join(audit_lines(audit)))
-    print(f"wall time:                  {wall:.0f} s (import {import_s:.0f} s, build {build_s:.0f} s)")
+    print(f"wall time:                  {wall:.0f} s (import {import_s:.0f} s, build {build_s:.0f} s, walks and "
+          f"tasks {tasks_s:.0f} s, audit {audit_s:.0f} s)")
 
 
 def main() -> None:
