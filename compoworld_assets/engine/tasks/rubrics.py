@@ -92,7 +92,7 @@ def build_rubric(task: Task, specs: Mapping[str, ServiceSpec], gold: GoldRun) ->
         if not tool.changes_state or tool.entity is None:
             continue
         criterion = _state_criterion(step.index, spec, tool.entity, tool.effect, tool.sets, call,
-                                     gold.final_state)
+                                     task.initial_state, gold.final_state)
         if criterion is not None:
             criteria.append(criterion)
     for name in task.report_fields:
@@ -107,7 +107,7 @@ def build_rubric(task: Task, specs: Mapping[str, ServiceSpec], gold: GoldRun) ->
 
 
 def _state_criterion(index: int, spec: ServiceSpec, entity: str, effect: Effect | None, sets: dict[str, Any],
-                     call: ToolCallRecord, final: WorldState) -> Criterion | None:
+                     call: ToolCallRecord, initial: WorldState, final: WorldState) -> Criterion | None:
     data = call.result.get("data") if call.result.get("success") else None
     table = final.services.get(spec.id)
     rows = table.tables.get(entity, {}) if table else {}
@@ -124,6 +124,10 @@ def _state_criterion(index: int, spec: ServiceSpec, entity: str, effect: Effect 
     if final_record is None:
         return None
     fields = {name: final_record.get(name) for name in touched if not is_empty(final_record.get(name))}
+    if effect == Effect.UPDATE and _as_it_was(fields, initial, spec.id, entity, record_id):
+        # Doing nothing would pass it: a later step set the record back (cancel, then reschedule). Its
+        # values stay in a criterion beside a changed one, where they still catch a wrong change.
+        return None
     if effect == Effect.CREATE:
         return Criterion(id=f"step{index}_created", kind="state",
                          description=f"a new {entity_noun(spec, entity)} in {spec.name}{_with(fields)}",
@@ -133,6 +137,12 @@ def _state_criterion(index: int, spec: ServiceSpec, entity: str, effect: Effect 
     return Criterion(id=f"step{index}_updated", kind="state",
                      description=f"{entity_noun(spec, entity)} {record_id} in {spec.name} has {_listed(fields)}",
                      check={"op": "field_equals", **base, "id": record_id, "fields": fields})
+
+
+def _as_it_was(fields: dict[str, Any], initial: WorldState, service: str, entity: str, record_id: str) -> bool:
+    """Whether the record had every one of ``fields``' values at the start."""
+    before = initial.services[service].tables.get(entity, {}).get(record_id) if service in initial.services else None
+    return before is not None and all(name in before and before[name] == value for name, value in fields.items())
 
 
 def _listed(fields: dict[str, Any]) -> str:

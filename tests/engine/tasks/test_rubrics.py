@@ -75,3 +75,39 @@ def test_wrong_recipient_fails_the_state_criterion(email_task, runtime_for):
 ])
 def test_value_normalisation(expected, given, same):
     assert same_value(expected, given) is same
+
+
+def test_an_update_a_later_step_undid_gets_no_criterion_and_doing_nothing_scores_zero(tiny_specs):
+    """Pay an order, then set it back to open with a new total: the payment left nothing to check (doing
+    nothing passes a check of status 'open'), while the re-stated status stays beside the changed total."""
+    from compoworld_assets.engine.runtime.state import ServiceState, WorldState
+    from compoworld_assets.engine.tasks.model import ArgBinding, Plan, PlanStep, Task, ToolCallRecord
+    from compoworld_assets.engine.tasks.rubrics import GoldRun, build_rubric
+
+    specs = {s.id: s for s in tiny_specs}
+    order = {"id": "ord_0001", "customer_id": "cus_0001", "total": 10.0, "status": "open"}
+    initial = WorldState(services={"shop": ServiceState(service_id="shop", tables={"Order": {"ord_0001": order}})})
+    after = {**order, "total": 12.5}
+    final = WorldState(services={"shop": ServiceState(service_id="shop", tables={"Order": {"ord_0001": after}})})
+    key = ArgBinding(kind="user_known", path="shop.Order.id", value="ord_0001", type="shop.Order.id")
+    plan = Plan(steps=[
+        PlanStep(index=0, service_id="shop", tool="pay_order", args={"order_id": key}),
+        PlanStep(index=1, service_id="shop", tool="update_order", args={
+            "order_id": key, "status": ArgBinding(kind="constant", value="open"),
+            "total": ArgBinding(kind="constant", value=12.5)}),
+    ])
+    calls = [
+        ToolCallRecord(service_id="shop", tool="pay_order", arguments={"order_id": "ord_0001"},
+                       result={"success": True, "data": {**order, "status": "paid"}}),
+        ToolCallRecord(service_id="shop", tool="update_order",
+                       arguments={"order_id": "ord_0001", "status": "open", "total": 12.5},
+                       result={"success": True, "data": after}),
+    ]
+    task = Task(task_id="t", seed=0, domain="commerce", services=["shop"], initial_state=initial, instruction="",
+                plan=plan, rubric=[])
+    rubric = build_rubric(task, specs, GoldRun(calls, final, {}))
+    updates = {c.id: c.check["fields"] for c in rubric if c.check["op"] == "field_equals"}
+    assert updates == {"step1_updated": {"status": "open", "total": 12.5}}
+    task = task.model_copy(update={"rubric": rubric})
+    assert rubric_score(task, evaluate_rubric(task, initial, {})) == 0.0
+    assert rubric_score(task, evaluate_rubric(task, final, {})) == 1.0
