@@ -97,12 +97,10 @@ def sample_tasks(context: dg.AssetExecutionContext, config: TaskRoundConfig, ser
     n_plans = config.plan_count(len(built))
     backends = BackendRecipe(llm.settings(), sandbox.limits(), str(storage.world_model_cache))
     try:
-        with backends.runtime_pool() as pool:
-            tasks, quarantined = generate_tasks([specs[s] for s in sorted(built)], built,
-                                                round_seed(config.seed, round_key), n_plans,
-                                                config.generation(), writer=backends.instruction_writer(), pool=pool,
-                                                graph=graph_from_tables(dependency_graph_nodes, dependency_graph),
-                                                workers=config.workers or task_workers(n_plans), backends=backends)
+        tasks, quarantined = generate_tasks([specs[s] for s in sorted(built)], built, round_seed(config.seed, round_key),
+                                            n_plans, config.generation(),
+                                            graph=graph_from_tables(dependency_graph_nodes, dependency_graph),
+                                            workers=config.workers or task_workers(n_plans), backends=backends)
     except ValueError as exc:
         raise dg.Failure(f"{exc}: rebuild dependency_graph from the current services first") from exc
     for i, task in enumerate(tasks):

@@ -81,12 +81,11 @@ def generate_tasks(specs: Iterable[ServiceSpec], built: Mapping[str, BuiltServic
     ``graph`` is the dependency graph to walk (the stored one, :func:`graph_from_tables`); without it
     the graph of the built services is computed here. Every tool it names must belong to a built
     service (a graph older than the services would walk tools that cannot be mounted).
-    Without ``pool`` one is created (with the offline world model, for mounted services that have
-    world-model tools) and closed at the end.
+    Without ``pool`` and ``writer`` they are made by ``backends`` (offline ones by default: the offline
+    world model, for mounted services that have world-model tools), and the pool is closed at the end.
 
     With ``workers`` > 1 the plans become tasks in that many processes, each with its own runtime pool
-    and instruction writer made by ``backends`` (offline ones by default); ``pool`` and ``writer`` are
-    not used then. A task depends only on its plan, the seed and the services, so the result is the
+    and instruction writer made by ``backends``; ``pool`` and ``writer`` are not used then. A task depends only on its plan, the seed and the services, so the result is the
     same for any number of workers.
     """
     usable = [s for s in specs if s.id in built]
@@ -96,15 +95,13 @@ def generate_tasks(specs: Iterable[ServiceSpec], built: Mapping[str, BuiltServic
     if unbuilt:
         raise ValueError(f"the dependency graph names services that are not built: {', '.join(unbuilt)}")
     plans = sample_plans(graph, usable, seed, n, config.walk)
+    recipe = backends or BackendRecipe(LLMSettings(), SandboxLimits())
     if workers > 1 and len(plans) > 1:
-        outcomes = _in_workers(plans, built, seed, config, backends or BackendRecipe(LLMSettings(), SandboxLimits()),
-                               workers)
+        outcomes = _in_workers(plans, built, seed, config, recipe, workers)
     else:
         own_pool = pool is None
-        if pool is None:
-            from compoworld_assets.engine.world_model.offline import OfflineWorldModel
-
-            pool = RuntimePool(world_model=OfflineWorldModel())
+        pool = pool or recipe.runtime_pool()
+        writer = writer or recipe.instruction_writer()
         try:
             outcomes = [_task_from_plan(plan, built, seed, config, writer, pool) for plan in plans]
         finally:
