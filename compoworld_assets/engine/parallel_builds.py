@@ -6,25 +6,22 @@ in ``workers`` processes and returns the outcomes in the order of the specs, equ
 process gives (the world-model cache is a file the processes share; sqlite does the locking).
 
 Each worker makes its backends once, by calling ``backends`` (a picklable callable such as
-:class:`~compoworld_assets.engine.backends.BackendRecipe`: settings, not live clients). At most ``workers`` builds are in flight,
-so when a worker process dies (killed, out of memory) only those builds are lost: each is tried
-again alone, in a fresh process, and one that kills that process too is a
-:class:`~compoworld_assets.engine.service_build.ServiceFailure` at stage ``worker``; the other
+:class:`~compoworld_assets.engine.backends.BackendRecipe`: settings, not live clients). The builds run
+through :func:`~compoworld_assets.engine.workers.run_isolated`, so when a worker process dies (killed, out
+of memory) only the builds in flight are lost: each is tried again alone, and one that kills that process
+too is a :class:`~compoworld_assets.engine.service_build.ServiceFailure` at stage ``worker``; the other
 services are built.
 """
 
 from __future__ import annotations
 
-import multiprocessing
 from collections.abc import Callable, Sequence
-from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, wait
-from concurrent.futures.process import BrokenProcessPool
 from dataclasses import dataclass
 
 from compoworld_assets.engine.backends import BuildBackends
 from compoworld_assets.engine.service_build import ServiceBuild, ServiceFailure, spec_hash, try_build_service
 from compoworld_assets.engine.specs.model import ServiceSpec
-from compoworld_assets.engine.workers import worker_count
+from compoworld_assets.engine.workers import WorkerLost, run_isolated, worker_count
 
 Outcome = ServiceBuild | ServiceFailure
 # A worker pays an interpreter start and the engine's imports (~1 s): worth it from this many builds up.
@@ -49,45 +46,17 @@ def build_services(specs: Sequence[ServiceSpec], backends: Callable[[], BuildBac
     if workers <= 1 or len(specs) <= 1:
         made = backends()
         return [_build(spec, made, settings) for spec in specs]
-    outcomes: dict[int, Outcome] = {}
     # Largest first, so that a big spec does not start last and leave the other workers idle.
-    pending = sorted(range(len(specs)), key=lambda i: (-len(specs[i].tools), i))
-    while pending:
-        lost, pending = _run_pool(specs, pending, backends, settings, workers, outcomes)
-        for index in lost:  # alone, so that a spec that kills its process is told apart from its neighbours
-            if _run_pool(specs, [index], backends, settings, 1, outcomes)[0]:
-                outcomes[index] = _worker_failure(specs[index], "BrokenProcessPool",
-                                                  "the build's worker process died (killed or out of memory)")
-    return [outcomes[i] for i in range(len(specs))]
+    order = sorted(range(len(specs)), key=lambda i: (-len(specs[i].tools), i))
+    outcomes = run_isolated([(spec, settings) for spec in specs], _build_in_worker, workers, _start_worker,
+                            (backends,), order)
+    return [_worker_failure(spec, outcome) if isinstance(outcome, WorkerLost) else outcome
+            for spec, outcome in zip(specs, outcomes, strict=True)]
 
 
-def _run_pool(specs: Sequence[ServiceSpec], indices: list[int], backends: Callable[[], BuildBackends],
-              settings: BuildSettings, workers: int, outcomes: dict[int, Outcome]) -> tuple[list[int], list[int]]:
-    """Build ``indices`` in that order with at most ``workers`` in flight, filling ``outcomes``. When a worker
-    dies, returns (the builds in flight then, the builds not started); else two empty lists."""
-    queue = list(reversed(indices))  # popped from the end: in the order given
-    running: dict[Future[Outcome], int] = {}
-    context = multiprocessing.get_context("forkserver")
-    with ProcessPoolExecutor(workers, mp_context=context, initializer=_start_worker, initargs=(backends,)) as pool:
-        while queue or running:
-            while queue and len(running) < workers:
-                index = queue.pop()
-                running[pool.submit(_build_in_worker, specs[index], settings)] = index
-            done, _ = wait(running, return_when=FIRST_COMPLETED)
-            for future in done:
-                index = running.pop(future)
-                try:
-                    outcomes[index] = future.result()
-                except BrokenProcessPool:
-                    return sorted([index, *running.values()]), list(reversed(queue))
-                except Exception as error:  # noqa: BLE001 - e.g. an outcome that cannot cross processes
-                    outcomes[index] = _worker_failure(specs[index], type(error).__name__, str(error))
-    return [], []
-
-
-def _worker_failure(spec: ServiceSpec, error_type: str, message: str) -> ServiceFailure:
-    return ServiceFailure(service_id=spec.id, spec_hash=spec_hash(spec), stage="worker", error_type=error_type,
-                          message=message[:2000])
+def _worker_failure(spec: ServiceSpec, lost: WorkerLost) -> ServiceFailure:
+    return ServiceFailure(service_id=spec.id, spec_hash=spec_hash(spec), stage="worker", error_type=lost.error_type,
+                          message=lost.message)
 
 
 def _build(spec: ServiceSpec, made: BuildBackends, settings: BuildSettings) -> Outcome:
@@ -103,7 +72,8 @@ def _start_worker(backends: Callable[[], BuildBackends]) -> None:
     _WORKER_BACKENDS = backends()
 
 
-def _build_in_worker(spec: ServiceSpec, settings: BuildSettings) -> Outcome:
+def _build_in_worker(job: tuple[ServiceSpec, BuildSettings]) -> Outcome:
+    spec, settings = job
     if _WORKER_BACKENDS is None:
         raise RuntimeError("build worker started without backends")
     return _build(spec, _WORKER_BACKENDS, settings)

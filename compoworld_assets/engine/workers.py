@@ -1,10 +1,24 @@
-"""How many worker processes a batch of independent jobs is worth, on the cores this process may use."""
+"""Worker processes for batches of independent jobs: how many are worth it, and running jobs in them so that
+one job that kills its process costs only that job.
+
+Service builds (:mod:`compoworld_assets.engine.parallel_builds`) and the task factory's plans
+(:func:`compoworld_assets.engine.tasks.pipeline.generate_tasks`) both run through :func:`run_isolated`.
+"""
 
 from __future__ import annotations
 
+import multiprocessing
 import os
+from collections.abc import Callable, Sequence
+from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, wait
+from concurrent.futures.process import BrokenProcessPool
+from dataclasses import dataclass
+from typing import Any, TypeVar
 
 MAX_WORKERS = 8
+
+Job = TypeVar("Job")
+Result = TypeVar("Result")
 
 
 def available_cores() -> int:
@@ -15,3 +29,59 @@ def worker_count(n_jobs: int, jobs_per_worker: int, cores: int | None = None) ->
     """One worker per core, at most :data:`MAX_WORKERS`, and at most one per ``jobs_per_worker`` jobs:
     a worker pays an interpreter start and the engine's imports, worth it only for that many jobs."""
     return max(1, min(available_cores() if cores is None else cores, MAX_WORKERS, n_jobs // jobs_per_worker))
+
+
+@dataclass(frozen=True)
+class WorkerLost:
+    """A job that has no result: its worker process died (killed, out of memory) also when the job ran
+    alone, or the job raised where the caller's own error handling could not catch it (its result could
+    not cross back, for example)."""
+
+    error_type: str
+    message: str
+
+
+def run_isolated(jobs: Sequence[Job], run: Callable[[Job], Result], workers: int,
+                 initializer: Callable[..., None], initargs: tuple[Any, ...] = (),
+                 order: Sequence[int] | None = None) -> list[Result | WorkerLost]:
+    """``run(job)`` for every job, in ``workers`` forkserver processes (each set up once by
+    ``initializer(*initargs)``); the results in the order of ``jobs``.
+
+    Jobs start in ``order`` (indices; default: as given), at most ``workers`` in flight, so when a worker
+    dies only the jobs in flight are lost: each is run again alone, in a fresh process, and one that kills
+    that process too comes back as :class:`WorkerLost`; the other jobs run. ``run`` and ``initializer``
+    must be importable by name (module-level functions), and jobs and results picklable.
+    """
+    results: dict[int, Result | WorkerLost] = {}
+    pending = list(range(len(jobs)) if order is None else order)
+    while pending:
+        lost, pending = _run_pool(jobs, pending, run, workers, initializer, initargs, results)
+        for index in lost:  # alone, so that a job that kills its process is told apart from its neighbours
+            if _run_pool(jobs, [index], run, 1, initializer, initargs, results)[0]:
+                results[index] = WorkerLost("BrokenProcessPool", "the worker process died (killed or out of memory)")
+    return [results[i] for i in range(len(jobs))]
+
+
+def _run_pool(jobs: Sequence[Job], indices: list[int], run: Callable[[Job], Result], workers: int,
+              initializer: Callable[..., None], initargs: tuple[Any, ...],
+              results: dict[int, Result | WorkerLost]) -> tuple[list[int], list[int]]:
+    """Run ``indices`` in that order with at most ``workers`` in flight, filling ``results``. When a worker
+    dies, returns (the jobs in flight then, the jobs not started); else two empty lists."""
+    queue = list(reversed(indices))  # popped from the end: in the order given
+    running: dict[Future[Result], int] = {}
+    context = multiprocessing.get_context("forkserver")
+    with ProcessPoolExecutor(workers, mp_context=context, initializer=initializer, initargs=initargs) as pool:
+        while queue or running:
+            while queue and len(running) < workers:
+                index = queue.pop()
+                running[pool.submit(run, jobs[index])] = index
+            done, _ = wait(running, return_when=FIRST_COMPLETED)
+            for future in done:
+                index = running.pop(future)
+                try:
+                    results[index] = future.result()
+                except BrokenProcessPool:
+                    return sorted([index, *running.values()]), list(reversed(queue))
+                except Exception as error:  # noqa: BLE001 - e.g. a result that cannot cross processes
+                    results[index] = WorkerLost(type(error).__name__, str(error)[:2000])
+    return [], []

@@ -16,6 +16,7 @@ from typing import get_args
 import polars as pl
 
 from compoworld_assets.engine.service_build import Stage
+from compoworld_assets.engine.tasks.gate import TaskStage
 from compoworld_assets.engine.tasks.model import Split
 
 CRITICAL = "critical"
@@ -25,6 +26,7 @@ EFFECTS = ["create", "read", "list", "search", "update", "delete", "action"]
 SOURCE_KINDS = ["builtin", "openai", "bfcl", "openapi", "mcp", "compoworld"]
 SPLITS = list(get_args(Split))
 BUILD_FAILURE_STAGES = list(get_args(Stage))
+TASK_REJECTION_STAGES = list(get_args(TaskStage))
 WORLD_MODEL_SHARE_CEILING = 0.3
 
 
@@ -228,7 +230,7 @@ SAMPLED_TASKS = _suite(
 QUARANTINED_TASKS = _suite(
     "quarantined_tasks", ("round", "task_id"), ["task_id", "round", "plan_hash", "stage", "reason"],
     "a quarantined task must say which stage rejected it and why",
-    _in_set("stage", ["instantiate", "gate"], "tasks are rejected when instantiated or at the gate"),
+    _in_set("stage", TASK_REJECTION_STAGES, "tasks are rejected at one of these stages (see engine/tasks/gate.py)"),
     _non_empty("reason", "an empty reason cannot be acted on"),
 )
 

@@ -98,7 +98,7 @@ EXPECTED_CHECKS = EXPECTED_GX_CHECKS | {
      "relationships_stg_dependency_graph_nodes_qualified_name__qualified_name__ref_stg_tool_catalog_"),
     ("staging/stg_dependency_graph_nodes", "unique_stg_dependency_graph_nodes_qualified_name"),
     ("staging/stg_quarantined_specs", "not_null_stg_quarantined_specs_reason"),
-    ("staging/stg_quarantined_tasks", "accepted_values_stg_quarantined_tasks_stage__instantiate__gate"),
+    ("staging/stg_quarantined_tasks", "accepted_values_stg_quarantined_tasks_stage__instantiate__gate__error__worker"),
     ("staging/stg_rl_tasks", "not_null_stg_rl_tasks_task_id"),
     ("staging/stg_rl_tasks", "relationships_stg_rl_tasks_task_id__task_id__ref_stg_sampled_tasks_"),
     ("staging/stg_rl_tasks", "unique_stg_rl_tasks_task_id"),

@@ -10,10 +10,13 @@ are stable, and update them.
 from __future__ import annotations
 
 import hashlib
+from pathlib import Path
 
 import pytest
 
+from compoworld_assets.engine.backends import LLMSettings
 from compoworld_assets.engine.library import builtin_specs
+from compoworld_assets.engine.runtime.executor import SandboxLimits
 from compoworld_assets.engine.runtime.service_runtime import RuntimePool
 from compoworld_assets.engine.service_build import BuiltService
 from compoworld_assets.engine.synthesis.offline import OfflineSynthesizer
@@ -69,3 +72,28 @@ def test_tasks_made_in_worker_processes_are_the_tasks_of_one_process(library):
     two_tasks, two_quarantined = generate_tasks(specs, built, seed=0, n=40, workers=2)
     assert one_tasks and digest(two_tasks) == digest(one_tasks)
     assert digest(two_quarantined) == digest(one_quarantined)
+
+
+@pytest.mark.slow
+def test_a_plan_that_breaks_its_task_is_quarantined_and_the_round_goes_on(library, monkeypatch):
+    """A defect on one plan (an exception no rule foresaw, or a worker killed by it) costs that plan only."""
+    monkeypatch.syspath_prepend(str(Path(__file__).parent))  # workers import the recipe's module by name
+    from worker_faults import FailingWriter, FailingWriterRecipe
+
+    specs, built = library
+    tasks, quarantined = generate_tasks(specs, built, seed=0, n=24)
+    victim = tasks[2]
+    others = digest([t for t in tasks if t.task_id != victim.task_id])
+
+    raised, raised_quarantined = generate_tasks(specs, built, seed=0, n=24,
+                                                writer=FailingWriter(victim.plan.plan_hash(), die=False))
+    error = next(q for q in raised_quarantined if q.task_id == victim.task_id)
+    assert error.stage == "error" and error.reason == "RuntimeError: the writer broke on this plan"
+    assert digest(raised) == others
+
+    recipe = FailingWriterRecipe(LLMSettings(), SandboxLimits(), victim=victim.plan.plan_hash(), die=True)
+    survived, survived_quarantined = generate_tasks(specs, built, seed=0, n=24, workers=2, backends=recipe)
+    lost = next(q for q in survived_quarantined if q.task_id == victim.task_id)
+    assert lost.stage == "worker" and lost.reason.startswith("BrokenProcessPool")
+    assert digest(survived) == others
+    assert digest([q for q in survived_quarantined if q.task_id != victim.task_id]) == digest(quarantined)

@@ -1,13 +1,15 @@
-"""Backends for the parallel-build tests, importable by name in worker processes (pickled by reference)."""
+"""Jobs and backends that fail on purpose, for the worker tests: importable by name in worker processes
+(pickled by reference)."""
 
 from __future__ import annotations
 
 import os
 from dataclasses import dataclass
 
-from compoworld_assets.engine.backends import BuildBackends
+from compoworld_assets.engine.backends import BackendRecipe, BuildBackends
 from compoworld_assets.engine.runtime.sandbox import trusted_executor
 from compoworld_assets.engine.synthesis.offline import OfflineSynthesizer
+from compoworld_assets.engine.tasks.instructions import TemplateWriter
 from compoworld_assets.engine.world_model.offline import OfflineWorldModel
 
 
@@ -30,3 +32,39 @@ class DyingRecipe:
 
     def __call__(self) -> BuildBackends:
         return BuildBackends(_DyingSynthesizer(self.victim), trusted_executor, OfflineWorldModel())
+
+
+def exit_on(job: int) -> int:
+    """A job for ``run_isolated``: kills its process on 3, raises on 5, else squares."""
+    if job == 3:
+        os._exit(137)
+    if job == 5:
+        raise ValueError("five is refused")
+    return job * job
+
+
+def start_nothing() -> None:
+    """A worker initializer that sets nothing up."""
+
+
+class FailingWriter(TemplateWriter):
+    """Writes like the template writer, except for one plan: kills its process (``die``) or raises."""
+
+    def __init__(self, victim: str, die: bool) -> None:
+        self.victim, self.die = victim, die
+
+    def write(self, task, specs):
+        if task.plan.plan_hash() == self.victim:
+            if self.die:
+                os._exit(137)
+            raise RuntimeError("the writer broke on this plan")
+        return super().write(task, specs)
+
+
+@dataclass(frozen=True)
+class FailingWriterRecipe(BackendRecipe):
+    victim: str = ""
+    die: bool = True
+
+    def instruction_writer(self) -> FailingWriter:
+        return FailingWriter(self.victim, self.die)

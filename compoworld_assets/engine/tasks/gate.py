@@ -18,7 +18,7 @@ Tasks that fail are quarantined with the reasons.
 from __future__ import annotations
 
 from datetime import date, datetime, timedelta
-from typing import Any
+from typing import Any, Literal
 
 from pydantic import BaseModel, Field
 
@@ -44,6 +44,11 @@ from compoworld_assets.engine.types import is_entity_ref, parse_entity_ref
 
 PLACEHOLDER_ANSWER = "n/a"
 
+# Where a plan was rejected: ``instantiate`` (it did not fit its world), ``gate`` (the self-test failed),
+# ``error`` (an unexpected exception while making its task: a defect, recorded with its type) or ``worker``
+# (the worker process making it died, also when it ran alone; see engine/workers.py).
+TaskStage = Literal["instantiate", "gate", "error", "worker"]
+
 
 class GateResult(BaseModel):
     passed: bool
@@ -54,7 +59,7 @@ class GateResult(BaseModel):
 class QuarantinedTask(BaseModel):
     task_id: str
     plan_hash: str
-    stage: str = Field(description="instantiate (the plan did not fit its world) or gate.")
+    stage: TaskStage
     reason: str
     task: Task | None = None
 

@@ -7,10 +7,8 @@ Only built services can be mounted, so the graph and the walks cover the service
 
 from __future__ import annotations
 
-import multiprocessing
 import multiprocessing.util
 from collections.abc import Iterable, Mapping
-from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -40,7 +38,7 @@ from compoworld_assets.engine.tasks.splits import (
     assign_split,
     separate_transfer,
 )
-from compoworld_assets.engine.workers import worker_count
+from compoworld_assets.engine.workers import WorkerLost, run_isolated, worker_count
 
 
 @dataclass(frozen=True)
@@ -85,8 +83,11 @@ def generate_tasks(specs: Iterable[ServiceSpec], built: Mapping[str, BuiltServic
     world model, for mounted services that have world-model tools), and the pool is closed at the end.
 
     With ``workers`` > 1 the plans become tasks in that many processes, each with its own runtime pool
-    and instruction writer made by ``backends``; ``pool`` and ``writer`` are not used then. A task depends only on its plan, the seed and the services, so the result is the
-    same for any number of workers.
+    and instruction writer made by ``backends``; ``pool`` and ``writer`` are not used then. A task depends
+    only on its plan, the seed and the services, so the result is the same for any number of workers.
+
+    One plan never costs the round: an unexpected exception while making its task quarantines it at stage
+    ``error``, and a plan whose worker process dies also when it runs alone at stage ``worker``.
     """
     usable = [s for s in specs if s.id in built]
     if graph is None:
@@ -116,8 +117,8 @@ def _task_from_plan(plan: Plan, built: Mapping[str, BuiltService], seed: int, co
                     writer: InstructionWriter | None, pool: RuntimePool) -> Task | QuarantinedTask:
     """The gated task of one plan, or why it has none."""
     seed_for_task = task_seed(seed, plan)
-    split = assign_split(plan.services, task_id_for(plan, seed_for_task), config.split_salt,
-                         config.heldout_fraction, config.rl_fraction)
+    task_id = task_id_for(plan, seed_for_task)
+    split = assign_split(plan.services, task_id, config.split_salt, config.heldout_fraction, config.rl_fraction)
 
     def runtime_for(task: Task) -> WorldRuntime:
         return task_world(task, built, pool)
@@ -125,13 +126,22 @@ def _task_from_plan(plan: Plan, built: Mapping[str, BuiltService], seed: int, co
     try:
         task = instantiate_task(plan, built, seed_for_task, split, runtime_for, writer, config.task)
     except (TaskGenerationError, PlanExecutionError) as exc:
-        return QuarantinedTask(task_id=task_id_for(plan, seed_for_task), plan_hash=plan.plan_hash(),
-                               stage="instantiate", reason=str(exc))
-    result = self_test(task, runtime_for(task))
+        return QuarantinedTask(task_id=task_id, plan_hash=plan.plan_hash(), stage="instantiate", reason=str(exc))
+    except Exception as exc:  # noqa: BLE001 - a defect this plan exposes must not cost the round
+        return _unexpected(plan, task_id, exc)
+    try:
+        result = self_test(task, runtime_for(task))
+    except Exception as exc:  # noqa: BLE001 - as above
+        return _unexpected(plan, task_id, exc)
     if result.passed:
         return task
     return QuarantinedTask(task_id=task.task_id, plan_hash=plan.plan_hash(), stage="gate",
                            reason="; ".join(result.reasons), task=task)
+
+
+def _unexpected(plan: Plan, task_id: str, error: Exception) -> QuarantinedTask:
+    return QuarantinedTask(task_id=task_id, plan_hash=plan.plan_hash(), stage="error",
+                           reason=f"{type(error).__name__}: {error}"[:2000])
 
 
 # One worker's services, settings, runtime pool and writer, set once when the worker starts.
@@ -140,10 +150,14 @@ _WORKER: dict[str, Any] = {}
 
 def _in_workers(plans: list[Plan], built: Mapping[str, BuiltService], seed: int, config: GenerationConfig,
                 backends: BackendRecipe, workers: int) -> list[Task | QuarantinedTask]:
-    context = multiprocessing.get_context("forkserver")
-    with ProcessPoolExecutor(workers, mp_context=context, initializer=_start_worker,
-                             initargs=(dict(built), seed, config, backends)) as executor:
-        return list(executor.map(_worker_task, plans, chunksize=max(1, min(16, len(plans) // (workers * 8)))))
+    outcomes = run_isolated(plans, _worker_task, workers, _start_worker, (dict(built), seed, config, backends))
+    return [_lost(plan, seed, outcome) if isinstance(outcome, WorkerLost) else outcome
+            for plan, outcome in zip(plans, outcomes, strict=True)]
+
+
+def _lost(plan: Plan, seed: int, lost: WorkerLost) -> QuarantinedTask:
+    return QuarantinedTask(task_id=task_id_for(plan, task_seed(seed, plan)), plan_hash=plan.plan_hash(),
+                           stage="worker", reason=f"{lost.error_type}: {lost.message}")
 
 
 def _start_worker(built: dict[str, BuiltService], seed: int, config: GenerationConfig,

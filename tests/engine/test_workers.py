@@ -1,0 +1,30 @@
+"""The isolated runner: results in order, a job that kills its process costs only that job."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from compoworld_assets.engine.workers import WorkerLost, run_isolated
+
+
+@pytest.fixture
+def faults(monkeypatch):
+    monkeypatch.syspath_prepend(str(Path(__file__).parent))  # the workers import the jobs' module by name
+    import worker_faults
+
+    return worker_faults
+
+
+def test_results_come_back_in_order_whatever_order_they_start_in(faults):
+    jobs = [0, 1, 2, 4, 6, 7]
+    assert run_isolated(jobs, faults.exit_on, 2, faults.start_nothing, order=[5, 4, 3, 2, 1, 0]) == \
+        [j * j for j in jobs]
+
+
+def test_a_job_that_kills_its_worker_is_lost_alone_and_a_raising_one_says_why(faults):
+    results = run_isolated(list(range(8)), faults.exit_on, 2, faults.start_nothing)
+    assert results[3] == WorkerLost("BrokenProcessPool", "the worker process died (killed or out of memory)")
+    assert results[5] == WorkerLost("ValueError", "five is refused")
+    assert [r for i, r in enumerate(results) if i not in (3, 5)] == [0, 1, 4, 16, 36, 49]
