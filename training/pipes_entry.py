@@ -102,6 +102,7 @@ def sft_metadata(metrics: dict[str, Any]) -> dict[str, Any]:
     return {"steps": metrics["steps"], "final_loss": _finite_or_none(metrics["final_loss"]),
             "tokens_seen": metrics["tokens_seen"], "samples": metrics["samples"],
             "train_wall_time_s": metrics["wall_time_s"], "resumed_from": metrics["resumed_from"] or "",
+            "curriculum": metrics.get("curriculum", "none"), "epochs": metrics.get("epochs", 0.0),
             "loss_curve": _json(metrics["loss"]), "loss_table": _markdown(table)}
 
 

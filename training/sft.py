@@ -6,6 +6,12 @@ The dataset is conversational (``messages`` + ``tools``) and rendered with the t
 template; the loss is on assistant turns only. LoRA is optional (``--use_lora``). When
 ``output_dir`` holds a checkpoint, training resumes from the last one. ``metrics.json`` in
 ``output_dir`` holds the loss per step, the steps, the tokens seen and the wall time.
+
+``--curriculum length`` trains shortest samples first: the samples are ordered by their rendered length
+and the trainer takes them in that order (``train_sampling_strategy="sequential"``), so every epoch runs
+from the short, few-step tasks to the long ones. ``--curriculum none`` (default) leaves the order to the
+trainer's shuffling. Several passes: ``--num_train_epochs E --max_steps -1``, or ``--max_steps`` from
+:func:`training.curriculum.steps_for_epochs` (what the ``sft_checkpoint`` asset does with its ``epochs`` setting).
 """
 
 from __future__ import annotations
@@ -27,6 +33,7 @@ from training.common import (
     resolve_precision,
     write_json,
 )
+from training.curriculum import CURRICULA, curriculum_order
 from training.data import read_sft_file
 
 
@@ -40,6 +47,9 @@ class SFTScriptConfig:
     on_overflow: str = field(default="extend", metadata={
         "help": "A sample longer than max_length would be truncated (TRL then drops rows left without an "
                 "assistant token): 'extend' raises max_length to the longest sample, 'raise' stops with the list."})
+    curriculum: str = field(default="none", metadata={
+        "help": "Sample order: 'none' (the trainer shuffles) or 'length' (shortest rendered samples first, every "
+                "epoch).", "choices": list(CURRICULA)})
     use_lora: bool = False
     lora_r: int = 16
     lora_alpha: int = 32
@@ -109,17 +119,20 @@ def last_checkpoint(output_dir: str | Path) -> str | None:
     return get_last_checkpoint(str(output_dir)) if Path(output_dir).is_dir() else None
 
 
-def run_sft(script: SFTScriptConfig, config: CompoSFTConfig) -> dict[str, Any]:
-    """Train, save the final model and tokenizer into ``output_dir``, write and return the metrics."""
+def sft_trainer(script: SFTScriptConfig, config: CompoSFTConfig) -> tuple[Any, Any, list[int]]:
+    """(trainer, tokenizer, sample lengths in training order) for the run ``script`` and ``config`` describe."""
     from trl import SFTTrainer
 
-    configure_cpu_threads()
     samples = read_sft_file(script.train_file)[: script.max_samples]
     if not samples:
         raise ValueError(f"{script.train_file} holds no samples")
     model_dir = resolve_model(script.model, script.base_model_cache)
     tokenizer = load_tokenizer(model_dir)
     lengths = sample_lengths(samples, tokenizer)
+    order = curriculum_order(lengths, script.curriculum)
+    samples, lengths = [samples[i] for i in order], [lengths[i] for i in order]
+    if script.curriculum != "none":
+        config.train_sampling_strategy = "sequential"
     config.max_length = fit_max_length(lengths, config.max_length, script.on_overflow)
     model = load_model(model_dir)
     peft_config = None
@@ -130,14 +143,22 @@ def run_sft(script: SFTScriptConfig, config: CompoSFTConfig) -> dict[str, Any]:
                                  target_modules="all-linear", task_type="CAUSAL_LM")
     trainer = SFTTrainer(model=model, args=config, train_dataset=sft_dataset(samples), processing_class=tokenizer,
                          peft_config=peft_config)
+    return trainer, tokenizer, lengths
+
+
+def run_sft(script: SFTScriptConfig, config: CompoSFTConfig) -> dict[str, Any]:
+    """Train, save the final model and tokenizer into ``output_dir``, write and return the metrics."""
+    configure_cpu_threads()
+    trainer, tokenizer, lengths = sft_trainer(script, config)
     resume = last_checkpoint(config.output_dir)
     started = time.monotonic()
     trainer.train(resume_from_checkpoint=resume)
     wall = time.monotonic() - started
     trainer.save_model(config.output_dir)
     tokenizer.save_pretrained(config.output_dir)
-    metrics = sft_metrics(trainer.state.log_history, trainer.state.global_step, wall, resume, len(samples))
-    metrics.update(max_length=config.max_length, longest_sample_tokens=max(lengths), bf16=bool(config.bf16))
+    metrics = sft_metrics(trainer.state.log_history, trainer.state.global_step, wall, resume, len(lengths))
+    metrics.update(max_length=config.max_length, longest_sample_tokens=max(lengths), bf16=bool(config.bf16),
+                   curriculum=script.curriculum, epochs=round(trainer.state.epoch or 0.0, 4))
     write_json(Path(config.output_dir) / "metrics.json", metrics)
     return metrics
 

@@ -197,10 +197,11 @@ def test_slurm_sft_reports_metadata(training, tmp_path, slurm_conf, monkeypatch)
     monkeypatch.setenv("SLURM_CONF", slurm_conf)
     compute = ComputeResource(backend="slurm", shared_dir=str(tmp_path / "compute"), workdir=str(REPO),
                               poll_interval_s=0.5, slurm=SlurmConfig(time_limit="00:10:00"))
-    result = training(compute).sft()
+    result = training(compute).sft(epochs=1, curriculum="length")  # 4 samples, batch 2: 2 steps
     assert result.success, failure_text(result)
     metadata = sft_metadata(result)
     assert metadata["steps"] == 2 and len(metadata["loss_curve"]) == 2 and metadata["tokens_seen"] > 0
+    assert (metadata["curriculum"], metadata["epochs"]) == ("length", 1.0)
     assert metadata["backend"] == "slurm" and metadata["slurm_job_id"]
     assert Path(metadata["checkpoint_path"], "model.safetensors").is_file()
     assert all(check_results(result).values())

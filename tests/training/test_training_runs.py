@@ -8,7 +8,7 @@ import pytest
 from training.data import read_rl_file, read_services, services_path
 from training.evaluate import EvaluateConfig, run_evaluate, score_answer
 from training.grpo import CompoGRPOConfig, GRPOScriptConfig, run_grpo, step_summary
-from training.sft import CompoSFTConfig, SFTScriptConfig, run_sft
+from training.sft import CompoSFTConfig, SFTScriptConfig, run_sft, sft_trainer
 
 pytestmark = pytest.mark.slow
 
@@ -30,6 +30,17 @@ def test_sft_writes_checkpoint_and_metrics_then_resumes(demo_files, tiny_model_d
     resumed = sft(demo_files, tiny_model_dir, tmp_path / "sft", steps=3)
     assert resumed["resumed_from"].endswith("checkpoint-2") and resumed["steps"] == 3
     assert [p["step"] for p in resumed["loss"]] == [1, 2, 3]  # the checkpoint carries the earlier curve
+
+
+def test_the_length_curriculum_feeds_the_shortest_samples_first(demo_files, tiny_model_dir, tmp_path):
+    script = SFTScriptConfig(train_file=str(demo_files.sft), model=str(tiny_model_dir), max_samples=6,
+                             curriculum="length")
+    config = CompoSFTConfig(output_dir=str(tmp_path / "sft"), max_steps=1, max_length=4096,
+                            per_device_train_batch_size=1)
+    trainer, _, lengths = sft_trainer(script, config)
+    fed = [int(batch["attention_mask"].sum()) for batch in trainer.get_train_dataloader()]
+    assert len(fed) == 6 and fed == sorted(fed) and lengths == sorted(lengths)
+    assert len(set(fed)) > 1, "the demo samples should differ in length"
 
 
 def test_evaluate_returns_shares(demo_files, tiny_model_dir, tmp_path):

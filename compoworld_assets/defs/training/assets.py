@@ -39,6 +39,7 @@ from compoworld_assets.engine.rewards import RewardName
 from resources import ComputeResource, StorageResource
 from training.base_model import bundled_gguf, checkpoint_hash, file_hash, prepare_base_model
 from training.chat_template import TEMPLATE_VERSION
+from training.curriculum import Curriculum, steps_for_epochs
 from training.data import services_path, write_rl_file, write_sft_file
 from training.pipes_entry import JOB_LOG
 
@@ -62,6 +63,10 @@ class BaseModelConfig(dg.Config):
 
 class SFTTrainingConfig(dg.Config):
     max_steps: int = Field(default=8, ge=1)
+    epochs: float | None = Field(default=None, gt=0, description=(
+        "passes over the samples; when set, max_steps is ceil(epochs x samples / batch size) instead"))
+    curriculum: Curriculum = Field(default="none", description=(
+        "none (the trainer shuffles) or length (shortest rendered samples first, every epoch)"))
     learning_rate: float = 5e-5
     per_device_train_batch_size: int = Field(default=2, ge=1)
     max_length: int = Field(default=1024, ge=64)
@@ -237,16 +242,19 @@ def sft_plan(context: dg.OpExecutionContext, config: SFTTrainingConfig, sft_data
     model = config.model or base_model["path"][0]
     flags = {"model": model, "learning_rate": config.learning_rate,
              "per_device_train_batch_size": config.per_device_train_batch_size, "max_length": config.max_length,
-             "max_samples": config.max_samples, "use_lora": config.use_lora, "bf16": config.bf16}
+             "max_samples": config.max_samples, "use_lora": config.use_lora, "bf16": config.bf16,
+             "curriculum": config.curriculum}
+    max_steps = config.max_steps if config.epochs is None else steps_for_epochs(
+        len(samples[: config.max_samples]), config.epochs, config.per_device_train_batch_size)
     inputs = {"samples": content_hash(samples), "model": model,
               "base_hash": None if config.model else base_model["checkpoint_hash"][0],
               "flags": {k: _flag(v) for k, v in flags.items()}, "extra_args": config.extra_args}
     fingerprint = resume_fingerprint(inputs)
     folder = artifact_folder(storage, "sft_checkpoint",
-                             {**inputs, "max_steps": config.max_steps, "save_steps": config.save_steps})
+                             {**inputs, "max_steps": max_steps, "save_steps": config.save_steps})
     train_file = folder / "train.jsonl"
     write_sft_file(samples, train_file)
-    flags.update(train_file=train_file, max_steps=config.max_steps, save_steps=config.save_steps)
+    flags.update(train_file=train_file, max_steps=max_steps, save_steps=config.save_steps)
     return TrainingPlan(method="sft", flags=flags, extra_args=list(config.extra_args), folder=str(folder),
                         resume_dir=str((compute.resume_dir_for(context) / fingerprint).resolve()),
                         fingerprint=fingerprint, final_metric="final_loss", gpus=config.gpus)
