@@ -7,12 +7,15 @@ the seed.
 
 from __future__ import annotations
 
+import bisect
 import itertools
 import random
 import re
 import re._parser as sre_parse  # the parser rstr generates from, for the shortest match's length
 import string
+from collections.abc import Sequence
 from datetime import UTC, date, datetime, timedelta
+from functools import lru_cache
 from typing import Any
 
 from rstr.xeger import Xeger
@@ -202,7 +205,7 @@ def pattern_value(pattern: str, rng: random.Random, max_length: int | None = Non
         return found
     try:
         compiled = re.compile(pattern)
-        shortest = sre_parse.parse(pattern).getwidth()[0]
+        shortest = _parsed(pattern).getwidth()[0]
     except (re.error, RecursionError, OverflowError):
         return None
     if shortest > min(max_length or MAX_GENERATED_LENGTH, MAX_GENERATED_LENGTH):
@@ -218,20 +221,69 @@ def pattern_value(pattern: str, rng: random.Random, max_length: int | None = Non
     return None
 
 
+@lru_cache(maxsize=4096)
+def _parsed(pattern: str) -> Any:
+    """The pattern as sre parses it: read, never changed, by the generator (a spec repeats its patterns)."""
+    return sre_parse.parse(pattern)
+
+
 class _Xeger(Xeger):
     """rstr's generator (pinned release), deterministic in the random instance it is given: a negated class
     draws from its characters in a fixed order (rstr takes them from a set, whose order changes with the
-    process's hash seed), and a repeat counts at most ``MAX_PATTERN_REPEAT`` beyond its minimum."""
+    process's hash seed), and a repeat counts at most ``MAX_PATTERN_REPEAT`` beyond its minimum.
+
+    A bracket class is drawn from without listing its characters (:class:`_ClassChars`): a class over most
+    of Unicode (``[\\u0020-\\uD7FF...]``, common in AWS specs) was a list of ~60K characters built again for
+    every character drawn. The draws are the same as rstr's (one ``choice`` over the same sequence).
+    """
+
+    def xeger(self, string_or_regex: Any) -> str:
+        result = self._build_string(_parsed(getattr(string_or_regex, "pattern", string_or_regex)))
+        self._cache.clear()
+        return result
 
     def _handle_in(self, value: Any) -> Any:
-        candidates = list(itertools.chain(*(self._handle_state(i) for i in value)))
-        if candidates and candidates[0] is False:
-            excluded = set(candidates[1:])
-            candidates = [ch for ch in string.printable if ch not in excluded and ch not in "\n\r\x0b\x0c"]
-        return self._random.choice(candidates)
+        parts: list[str | range] = []
+        negated = False
+        for state in value:
+            opcode = state[0].name.lower()
+            if opcode == "negate":
+                negated = not parts
+            elif opcode == "range":
+                parts.append(range(state[1][0], state[1][1] + 1))
+            else:
+                parts.append(self._handle_state(state))
+        if negated:
+            candidates = [ch for ch in string.printable
+                          if ch not in "\n\r\x0b\x0c" and not any(_holds(part, ch) for part in parts)]
+            return self._random.choice(candidates)
+        return self._random.choice(_ClassChars(parts))
 
     def _handle_repeat(self, start_range: int, end_range: int, value: Any) -> str:
         return super()._handle_repeat(start_range, min(end_range, start_range + MAX_PATTERN_REPEAT), value)
+
+
+def _holds(part: str | range, ch: str) -> bool:
+    return ord(ch) in part if isinstance(part, range) else ch in part
+
+
+class _ClassChars(Sequence[str]):
+    """The characters of a bracket class in order, its ranges kept as bounds."""
+
+    def __init__(self, parts: list[str | range]) -> None:
+        self.parts = parts
+        self.starts = list(itertools.accumulate((len(part) for part in parts), initial=0))
+
+    def __len__(self) -> int:
+        return self.starts[-1]
+
+    def __getitem__(self, index: int) -> str:  # type: ignore[override]
+        if not 0 <= index < len(self):
+            raise IndexError(index)
+        at = bisect.bisect_right(self.starts, index) - 1
+        part = self.parts[at]
+        item = part[index - self.starts[at]]
+        return chr(item) if isinstance(part, range) else item
 
 
 def _simple_pattern_value(pattern: str, rng: random.Random) -> str | None:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import random
 import re
+import string
 
 import pytest
 
@@ -67,6 +68,31 @@ def test_pattern_values_do_not_depend_on_the_process_hash_seed():
     outputs = {subprocess.run([sys.executable, "-c", program], capture_output=True, text=True, check=True,
                               env={"PYTHONHASHSEED": str(seed), "PATH": ""}).stdout for seed in (1, 2, 3)}
     assert len(outputs) == 1 and "None" not in outputs.pop()
+
+
+WIDE_CLASSES = [r"^[\u0020-\uD7FF\uE000-\uFFFD\r\n\t]{3,9}$", r"^[a-f0-9\u00C0-\u024F_]+$", r"^[\w\u0100-\u5000-]{4}$",
+                r"^(x|[\u4E00-\u9FFF]{2})[^\u0000-\u0040]$"]
+
+
+@pytest.mark.parametrize("pattern", WIDE_CLASSES)
+def test_a_class_over_most_of_unicode_draws_what_listing_its_characters_draws(pattern):
+    """Classes are drawn from without listing their characters; the draws are those of the listed characters."""
+    import itertools
+
+    from compoworld_assets.engine.values import _Xeger
+
+    class Listing(_Xeger):  # the characters listed, as rstr does, over the same fixed order for a negated class
+        def _handle_in(self, value):
+            found = list(itertools.chain(*(self._handle_state(state) for state in value)))
+            if found and found[0] is False:
+                excluded = set(found[1:])
+                found = [ch for ch in string.printable if ch not in excluded and ch not in "\n\r\x0b\x0c"]
+            return self._random.choice(found)
+
+    for seed in range(20):
+        drawn = _Xeger(random.Random(seed)).xeger(pattern)
+        assert drawn == Listing(random.Random(seed)).xeger(pattern)
+        assert re.search(pattern, drawn), drawn
 
 
 def test_all_of_parts_are_merged_and_required_names_are_always_present():
