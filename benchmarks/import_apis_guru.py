@@ -15,7 +15,8 @@ adds the built-in library, builds the dependency graph and samples ``--walks`` p
 world-model and unusable shares of the imported tools, the tools that are code through a derived
 transition, quarantined services by stage, imported services with graph edges, the share of tasks
 touching an imported service, and the task pool's audit (``engine/tasks/audit.py``: value violations, quarantine by validator rule, shares per
-instruction style and difficulty level, gate pass share).
+instruction style and difficulty level, gate pass share), and the peak resident memory of the whole
+process tree (``peak_memory.py``: this process, its workers and their service processes).
 """
 
 from __future__ import annotations
@@ -221,7 +222,11 @@ def main() -> None:
 
     api = ensure_corpus(args.cache)
     if args.build is not None:
-        build_sample(api, args.build, args.seed, args.walks, args.service_time_limit, args.build_workers)
+        from peak_memory import PeakMemory  # the benchmarks folder is this script's own
+
+        with PeakMemory() as peak:
+            build_sample(api, args.build, args.seed, args.walks, args.service_time_limit, args.build_workers)
+        print(peak.summary())
         return
     files = sorted(str(p) for p in api.rglob("*.json"))[: args.limit]
     started = time.perf_counter()
