@@ -231,6 +231,9 @@ QUARANTINED_TASKS = _suite(
     "quarantined_tasks", ("round", "task_id"), ["task_id", "round", "plan_hash", "stage", "reason"],
     "a quarantined task must say which stage rejected it and why",
     _in_set("stage", TASK_REJECTION_STAGES, "tasks are rejected at one of these stages (see engine/tasks/gate.py)"),
+    Expect("ExpectColumnValuesToBeInSet", {"column": "stage", "value_set": ["instantiate", "gate"]},
+           "a task lost to an unexpected exception (error) or to a dying worker (worker) is a defect to fix, "
+           "not a plan that did not fit", severity=WARNING),
     _non_empty("reason", "an empty reason cannot be acted on"),
 )
 

@@ -96,6 +96,14 @@ def test_distribution_bound_fails_as_a_warning_only(good_frames):
     assert not result.critical_failures
 
 
+def test_a_task_lost_to_a_defect_fails_a_warning_only(good_frames):
+    tasks = _with_value(good_frames["quarantined_tasks"](), "stage", "error")
+    result = validate_table("quarantined_tasks", tasks)
+    assert [(f["expectation"], f["severity"]) for f in result.failed_expectations] == [
+        ("expect_column_values_to_be_in_set", WARNING)]
+    assert not result.critical_failures
+
+
 def test_mean_steps_out_of_bounds_is_reported(good_frames):
     tasks = good_frames["sampled_tasks"]().with_columns(n_steps=pl.lit(9, dtype=pl.Int64))
     result = validate_table("sampled_tasks", tasks)
