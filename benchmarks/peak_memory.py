@@ -23,6 +23,7 @@ class PeakMemory:
         self.interval_s = interval_s
         self.peak_mb = 0.0
         self.peak_processes = 0
+        self.peak_by_depth: list[float] = []  # MB at the peak: this process, its children, their children...
         self._stop = threading.Event()
         self._thread = threading.Thread(target=self._sample, name="peak-memory", daemon=True)
 
@@ -38,18 +39,32 @@ class PeakMemory:
     def _sample(self) -> None:
         me = psutil.Process()
         while True:
-            total, count = 0, 0
-            for process in [me, *me.children(recursive=True)]:
-                try:
-                    total += process.memory_info().rss
-                    count += 1
-                except psutil.Error:  # it ended between listing and reading
-                    continue
-            if total / 2**20 > self.peak_mb:
-                self.peak_mb, self.peak_processes = total / 2**20, count
+            by_depth: list[float] = []
+            count = 0
+            level = [me]
+            while level:
+                total = 0
+                for process in level:
+                    try:
+                        total += process.memory_info().rss
+                        count += 1
+                    except psutil.Error:  # it ended between listing and reading
+                        continue
+                by_depth.append(total / 2**20)
+                level = [child for process in level for child in _children(process)]
+            if sum(by_depth) > self.peak_mb:
+                self.peak_mb, self.peak_processes, self.peak_by_depth = sum(by_depth), count, by_depth
             if self._stop.wait(self.interval_s):
                 return
 
     def summary(self) -> str:
-        return (f"peak RSS of the process tree: {self.peak_mb:,.0f} MB ({self.peak_processes} processes then; "
-                f"sampled every {self.interval_s:g} s)")
+        levels = " + ".join(f"{mb:,.0f}" for mb in self.peak_by_depth)
+        return (f"peak RSS of the process tree: {self.peak_mb:,.0f} MB ({self.peak_processes} processes then; by depth "
+                f"below this process: {levels} MB; sampled every {self.interval_s:g} s)")
+
+
+def _children(process: psutil.Process) -> list[psutil.Process]:
+    try:
+        return process.children()
+    except psutil.Error:
+        return []

@@ -26,7 +26,8 @@ class SandboxResource(dg.ConfigurableResource):
     max_live_services: int = Field(
         default=64, ge=1,
         description="Service processes one runtime pool keeps alive; the least recently mounted are "
-        "closed first (each is ~24 MB). Concurrent episodes each lease a pool.",
+        "closed first (each is ~24 MB). Concurrent episodes each lease a pool; a task round's worker "
+        "processes share this many out between them.",
     )
 
     def limits(self) -> SandboxLimits:

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import multiprocessing.util
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 import networkx as nx
@@ -82,8 +82,9 @@ def generate_tasks(specs: Iterable[ServiceSpec], built: Mapping[str, BuiltServic
     Without ``pool`` and ``writer`` they are made by ``backends`` (offline ones by default: the offline
     world model, for mounted services that have world-model tools), and the pool is closed at the end.
 
-    With ``workers`` > 1 the plans become tasks in that many processes, each with its own runtime pool
-    and instruction writer made by ``backends``; ``pool`` and ``writer`` are not used then. A task depends
+    With ``workers`` > 1 the plans become tasks in that many processes, each with its own runtime pool (its
+    share of ``backends.limits.max_live_services``) and instruction writer made by ``backends``; ``pool`` and
+    ``writer`` are not used then. A task depends
     only on its plan, the seed and the services, so the result is the same for any number of workers.
 
     One plan never costs the round: an unexpected exception while making its task quarantines it at stage
@@ -150,6 +151,10 @@ _WORKER: dict[str, Any] = {}
 
 def _in_workers(plans: list[Plan], built: Mapping[str, BuiltService], seed: int, config: GenerationConfig,
                 backends: BackendRecipe, workers: int) -> list[Task | QuarantinedTask]:
+    # The round's cap on live service processes is shared out: each worker's pool keeps its part, so memory
+    # follows sandbox.max_live_services whatever the number of workers.
+    share = max(1, backends.limits.max_live_services // workers)
+    backends = replace(backends, limits=replace(backends.limits, max_live_services=share))
     outcomes = run_isolated(plans, _worker_task, workers, _start_worker, (dict(built), seed, config, backends))
     return [_lost(plan, seed, outcome) if isinstance(outcome, WorkerLost) else outcome
             for plan, outcome in zip(plans, outcomes, strict=True)]
