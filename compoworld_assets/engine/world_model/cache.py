@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 import sqlite3
 import threading
+import time
 from pathlib import Path
 from typing import Any, Protocol
 
@@ -40,6 +41,29 @@ class InMemoryWorldModelCache:
         return len(self._entries)
 
 
+LOCK_TIMEOUT_S = 30.0
+
+
+def _retried_when_locked(db: sqlite3.Connection, statement: str, timeout_s: float = LOCK_TIMEOUT_S) -> None:
+    """Run ``statement``, again while the file is locked, for at most ``timeout_s``.
+
+    Processes that open a new cache file at once (the build workers starting together) all switch it to
+    WAL; two such switches can deadlock, and sqlite then answers one of them "database is locked" at once,
+    without waiting out the busy timeout. That one backs off and tries again.
+    """
+    deadline = time.monotonic() + timeout_s
+    delay = 0.01
+    while True:
+        try:
+            db.execute(statement)
+            return
+        except sqlite3.OperationalError as error:
+            if "locked" not in str(error) or time.monotonic() + delay > deadline:
+                raise
+            time.sleep(delay)
+            delay = min(delay * 2, 0.5)
+
+
 class SqliteWorldModelCache:
     """A cache file shared by processes (sqlite handles the locking) and by the threads of one
     (rollouts run episodes concurrently): one connection, used under a lock."""
@@ -47,10 +71,11 @@ class SqliteWorldModelCache:
     def __init__(self, path: str | Path) -> None:
         Path(path).parent.mkdir(parents=True, exist_ok=True)
         self._lock = threading.Lock()
-        self._db = sqlite3.connect(str(path), timeout=30, isolation_level=None, check_same_thread=False)
-        self._db.execute("PRAGMA journal_mode=WAL")
-        self._db.execute(
-            "CREATE TABLE IF NOT EXISTS world_model_cache (key TEXT PRIMARY KEY, envelope TEXT NOT NULL)"
+        self._db = sqlite3.connect(str(path), timeout=LOCK_TIMEOUT_S, isolation_level=None,
+                                   check_same_thread=False)
+        _retried_when_locked(self._db, "PRAGMA journal_mode=WAL")
+        _retried_when_locked(
+            self._db, "CREATE TABLE IF NOT EXISTS world_model_cache (key TEXT PRIMARY KEY, envelope TEXT NOT NULL)"
         )
 
     def get(self, key: str) -> dict[str, Any] | None:

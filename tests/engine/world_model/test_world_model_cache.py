@@ -4,6 +4,8 @@ import json
 import subprocess
 import sys
 
+import pytest
+
 from compoworld_assets.engine.envelope import error
 from compoworld_assets.engine.world_model import (
     CachedWorldModel,
@@ -133,3 +135,37 @@ def test_sqlite_cache_serves_the_threads_of_concurrent_episodes(spec, state, tmp
         results = list(pool.map(ask, range(24)))
     assert all(r["success"] for r in results), [r for r in results if not r["success"]][:2]
     assert results[2] == results[4] == ask(2)
+
+
+def test_a_cache_file_locked_while_it_is_opened_is_opened_once_the_lock_goes(tmp_path, monkeypatch):
+    """Two processes switching a new file to WAL at once can deadlock; sqlite answers one "database is
+    locked" at once, without waiting. That one tries again instead of failing its worker."""
+    import sqlite3
+
+    from compoworld_assets.engine.world_model import cache as cache_module
+
+    refusals = {"left": 2}
+
+    class OnceLocked:
+        def __init__(self, db):
+            self.db = db
+
+        def execute(self, statement, *args):
+            if statement.startswith("PRAGMA journal_mode") and refusals["left"]:
+                refusals["left"] -= 1
+                raise sqlite3.OperationalError("database is locked")
+            return self.db.execute(statement, *args)
+
+        def close(self):
+            self.db.close()
+
+    real_connect = sqlite3.connect
+    monkeypatch.setattr(cache_module.sqlite3, "connect", lambda *a, **k: OnceLocked(real_connect(*a, **k)))
+    cache = SqliteWorldModelCache(tmp_path / "wm.sqlite")
+    cache.put("k", {"success": True})
+    assert refusals["left"] == 0 and cache.get("k") == {"success": True}
+    cache.close()
+    refusals["left"] = 10**6  # locked for good: the error comes back once the time is up
+    with pytest.raises(sqlite3.OperationalError, match="locked"):
+        cache_module._retried_when_locked(OnceLocked(real_connect(tmp_path / "wm.sqlite")),
+                                          "PRAGMA journal_mode=WAL", timeout_s=0.05)
