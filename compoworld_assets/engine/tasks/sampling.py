@@ -36,7 +36,7 @@ Every required argument of a step is bound (:class:`ArgBinding`):
   instantiation draws it from the task's world (:mod:`compoworld_assets.engine.tasks.arguments`).
 
 A list step gets one filter (never a paging parameter, :func:`is_paging_parameter`) and a plain update
-one changed field, so neither is a no-op.
+one changed field (a parameter its record has as a field, when it has one), so neither is a no-op.
 Walks without a ``step_output`` binding that crosses a service boundary are rejected, and
 plans are deduplicated by :meth:`Plan.plan_hash`. With ``level_mix`` the sampler keeps plans
 until each difficulty level (:func:`.difficulty.plan_level`) has its share, topping up from the
@@ -392,8 +392,11 @@ def _parameters_to_bind(info: _Tool, bound: dict[str, ArgBinding], rng: random.R
                          key=lambda p: (not _typed_lookup(params[p]), p))
         wanted += filters[:1]
     if tool.effect == Effect.UPDATE and not tool.sets:
-        fields = sorted(p for p in params
-                        if p != info.key and p not in bound and not _is_reference(params[p]))
+        # A parameter the record has as a field, where there is one: another (a path's ``owner``) changes nothing.
+        candidates = sorted(p for p in params
+                            if p != info.key and p not in bound and not _is_reference(params[p]))
+        written = {f.name for f in info.spec.entity(tool.entity).fields} if tool.entity else set()
+        fields = [p for p in candidates if p in written] or candidates
         if fields:
             wanted.append(rng.choice(fields))
     return wanted

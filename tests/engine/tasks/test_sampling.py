@@ -182,3 +182,25 @@ def test_a_plan_that_deletes_what_it_created_is_not_kept():
     assert _deletes_own_creation(plan(ArgBinding(kind="step_output", step=1, path="id", type="memos.Memo.id")), tools)
     assert not _deletes_own_creation(plan(ArgBinding(kind="user_known", value="memo_0001", type="memos.Memo.id")),
                                      tools)
+
+
+def test_an_update_step_sets_a_field_of_its_record_not_another_parameter():
+    """An update's drawn parameter is one its record has as a field: a path's ``owner`` or a ``dry_run``
+    flag would leave the record as it was (a step the rubric cannot see)."""
+    import random
+
+    from compoworld_assets.engine.library.builder import ServiceBuilder, field
+    from compoworld_assets.engine.tasks.sampling import _parameters_to_bind, _tool_index
+
+    b = ServiceBuilder("memos", "Memos", "documents", "Memos.", "tests")
+    b.entity("Memo", "memo", "A memo.", field("title"))
+    b.crud("Memo", "RU")
+    spec = b.build()
+    update = spec.tool("update_memo")
+    properties = {**update.parameter_properties(), "dry_run": {"type": "boolean"}, "owner": {"type": "string"}}
+    spec = spec.model_copy(update={"tools": [
+        t.model_copy(update={"parameters": {**t.parameters, "properties": properties}}) if t is update else t
+        for t in spec.tools]})
+    info = _tool_index(build_dependency_graph([spec]), [spec])["memos_update_memo"]
+    drawn = {p for seed in range(40) for p in _parameters_to_bind(info, {}, random.Random(seed))}
+    assert drawn - {info.key} == {"title"}

@@ -8,7 +8,9 @@ schema, or a component named otherwise (``/push/deviceRegistrations`` ↔ ``Devi
 Operations become tools: POST collection → create, GET collection → list (search with a
 ``q``/``query``/``search``/``filter``/``keyword`` parameter), GET item → read, PUT/PATCH item →
 update, DELETE item → delete, anything else (or any operation on a resource without entity)
-→ action. Path parameters that identify a resource with an entity are typed as references
+→ action. A singleton sub-resource (``/branches/{branch}/protection``: no item paths, a ``GET``
+returning one record) is one record per parent: GET → read, PUT/PATCH → update (when it names a
+field), DELETE → delete, keyed by the parent's parameter. Path parameters that identify a resource with an entity are typed as references
 to it and retyped ``string`` (path segments are strings on the wire; entity ids are strings).
 
 Parameters are the path and query parameters plus the top-level writable (not ``readOnly``)
@@ -103,6 +105,13 @@ SCHEMA_NAME_SUFFIXES = frozenset(
     }
 )
 MAX_SCHEMA_DEPTH = 3
+# A singleton sub-resource's methods and what they do to its one record.
+SINGLETON_EFFECTS = {"get": Effect.READ, "put": Effect.UPDATE, "patch": Effect.UPDATE, "delete": Effect.DELETE}
+# Words of a response property that say the response is one page of a list (``nextToken``, ``cursor``).
+PAGE_MARKERS = frozenset({"next", "token", "cursor", "continuation", "marker", "offset", "page"})
+# Literal segments a singleton sub-resource's path may end in after its parent's parameter (``protection``,
+# ``protection/required_signatures``).
+MAX_SINGLETON_TAIL = 2
 # A record described inline (no component schema) becomes an entity when its object has this many properties.
 MIN_INLINE_FIELDS = 2
 # Names of the array property that holds the records in a list response's wrapper object.
@@ -201,6 +210,10 @@ class _Importer:
         self.named_ops: dict[str, tuple[Effect, str, str | None]] = {}
         # Key parameter name → the entity whose reads name a record with it (None: names two entities).
         self.key_names: dict[str, str | None] = {}
+        # Singleton sub-resource's collection key → its entity (see :meth:`_singleton_resources`).
+        self.singletons: dict[str, str] = {}
+        # Entity → id prefix, where it is not its own name's (a singleton shares its parent's ids).
+        self.id_prefixes: dict[str, str] = {}
 
     def quarantine(self, location: str, error: Any, fragment: Any) -> None:
         self.quarantined.append(QuarantinedSpec.from_error(KIND, location, error, preview(fragment)))
@@ -309,8 +322,73 @@ class _Importer:
             elif key in self.record_schemas:
                 found[key] = self._record_entity(key)
         found = {key: value for key, value in found.items() if value[0]}
+        found.update(self._singleton_resources(ops, found))
         found.update(self._named_resources(ops, found))
         return found
+
+    def _singleton_resources(self, ops: list[Operation], found: dict[str, tuple[str, str]]) -> dict[str, tuple[str, str]]:
+        """Sub-resources that are one record of their parent (``/repos/{o}/{r}/branches/{b}/protection``,
+        ``/apps/{id}/settings``): a path ending in at most ``MAX_SINGLETON_TAIL`` literal segments after a
+        parameter, with no item paths below it, whose ``GET`` returns one object record (not a list).
+
+        The entity is named after the parent and the tail (``BranchProtection``); its records are keyed by
+        the parent's parameter and, when the parent is an entity, share its ids (``branch_0001``'s
+        protection is ``branch_0001``). Fills ``self.singletons`` and ``self.id_prefixes``.
+        """
+        members: dict[str, list[Operation]] = {}
+        for op in ops:
+            if op.collection_key is not None:
+                members.setdefault(op.collection_key, []).append(op)
+        taken = {name for name, _ in found.values()}
+        new: dict[str, tuple[str, str]] = {}
+        for key, group in sorted(members.items()):
+            check_deadline()
+            segments = key.split("/")[1:]
+            params = [i for i, s in enumerate(segments) if s == "{}"]
+            if key in found or not params or any(op.is_item for op in group):
+                continue
+            tail = segments[params[-1] + 1:]
+            parents = [s for s in segments[:params[-1]] if s != "{}"]
+            if len(tail) > MAX_SINGLETON_TAIL or not parents or any(":" in t for t in tail):
+                continue
+            record = next((r for op in group if op.method == "get"
+                           for r in [self._singleton_record(op)] if r is not None), None)
+            if record is None:
+                continue
+            name = next((n for n in self._singleton_names(parents, tail) if n and n not in taken), None)
+            if name is None:
+                continue
+            taken.add(name)
+            self.record_schemas[key] = record
+            self.singletons[key] = name
+            parent = found.get(_key(segments[:params[-1]]))
+            if parent is not None:
+                self.id_prefixes[name] = snake_name(parent[0])[:16]
+            new[key] = (name, RECORD_PREFIX + key)
+        return new
+
+    @staticmethod
+    def _singleton_names(parents: list[str], tail: list[str]) -> list[str]:
+        """Entity names for a singleton, the plainest first: parent + last tail word (``BranchProtection``),
+        then every literal segment (``ReposBranchProtectionRequiredSignature``)."""
+        last = snake_name(tail[-1]) if tail else ""
+        return [entity_name(f"{_one_record(parents[-1])}_{last}")[:64],
+                entity_name("_".join(snake_name(s) for s in [*parents, *tail]))[:64]]
+
+    def _singleton_record(self, op: Operation) -> dict[str, Any] | None:
+        """The one record a singleton's ``GET`` returns, or None when it returns a list of records."""
+        try:
+            schema = self._response_schema(op)
+            if self._record_schema(schema, item=False, noun=op.noun) is not None:
+                return None
+            properties = self._flat_properties(schema)[0] if isinstance(schema, dict) else {}
+            arrays = [name for name, prop in properties.items() if json_type_of(prop) == "array"]
+            if any(_lists_records(name, op.noun) for name in arrays) or (
+                    arrays and any(set(snake_name(name).split("_")) & PAGE_MARKERS for name in properties)):
+                return None  # the records of a list, or a page of them
+            return self._record_schema(schema, item=True, noun=op.noun)
+        except _CAUGHT:
+            return None
 
     def _operation_name(self, op: Operation) -> str:
         operation_id = op.spec.get("operationId")
@@ -351,12 +429,13 @@ class _Importer:
                 self.named_ops[op.location] = (effect, entity, record_key)
         return new
 
-    @staticmethod
-    def _path_leaves_action(op: Operation, found: dict[str, tuple[str, str]]) -> bool:
+    def _path_leaves_action(self, op: Operation, found: dict[str, tuple[str, str]]) -> bool:
         """Whether the path alone leaves ``op`` an action (see :meth:`_effect`): its resource has no
         entity, or its method means nothing on its path's shape (PUT on a collection, POST on an item)."""
         if op.collection_key not in found:
             return True
+        if op.collection_key in self.singletons:
+            return op.method not in SINGLETON_EFFECTS
         return op.method not in (("get", "put", "patch", "delete") if op.is_item else ("get", "post"))
 
     def _record_key(self, op: Operation, entity: str) -> str | None:
@@ -460,8 +539,11 @@ class _Importer:
     def _record_schema(self, schema: Any, *, item: bool, noun: str) -> dict[str, Any] | None:
         """The schema of one record in a read's response: inline, or a ``$ref`` to a component (None: no record).
 
-        Either way it must be an object with at least ``MIN_INLINE_FIELDS`` properties.
+        Either way it must be an object with at least ``MIN_INLINE_FIELDS`` properties. A response that is one
+        of several shapes (``anyOf``/``oneOf``: a list of ``simple-user`` or of ``stargazer``) is read as its
+        first, the one the API documents first.
         """
+        schema = _first_alternative(schema)
         if not isinstance(schema, dict) or ("$ref" in schema and not item):
             return None
         if not item:
@@ -511,7 +593,7 @@ class _Importer:
                     continue  # a record of nothing: its resource's operations stay actions
                 specs[name] = EntitySpec(
                     name=name,
-                    id_prefix=snake_name(name)[:16],
+                    id_prefix=self.id_prefixes.get(name, snake_name(name)[:16]),
                     fields=fields,
                     description=str(schema.get("description") or "")[:_MAX_DESCRIPTION],
                 )
@@ -654,6 +736,8 @@ class _Importer:
     ) -> Effect:
         if entity is None:
             return Effect.ACTION
+        if op.collection_key in self.singletons:
+            return SINGLETON_EFFECTS.get(op.method, Effect.ACTION) if key_param else Effect.ACTION
         if op.is_item:
             if key_param is None:
                 return Effect.ACTION
@@ -668,6 +752,17 @@ class _Importer:
         if op.method == "get":
             return Effect.SEARCH if any(snake_name(p) in SEARCH_PARAMS for p in props) else Effect.LIST
         return Effect.ACTION
+
+    def _singleton_key(self, op: Operation, props: dict[str, Any], entity: EntitySpec) -> str | None:
+        """The parameter naming a singleton's record (its parent's, the path's last), typed as a reference to
+        the singleton; None when the operation would change nothing (a write naming no field of the record)."""
+        name = next((s[1:-1] for s in reversed(op.segments) if _is_param(s)), None)
+        if name is None or not isinstance(props.get(name), dict):
+            return None
+        if op.method in ("put", "patch") and not {f.name for f in entity.fields} & (set(props) - {name}):
+            return None
+        props[name] = self._reference(props[name], entity.name)
+        return name
 
     def _reference(self, schema: dict[str, Any], entity: str) -> dict[str, Any]:
         """A parameter's schema as a reference to one of the service's ``entity`` records (the id keeps no
@@ -717,6 +812,8 @@ class _Importer:
         key_param = self._typed_path_params(op, props, resources, entities)
         resource = resources.get(op.collection_key or "")
         entity = resource[0] if resource and resource[0] in entities else None
+        if entity is not None and op.collection_key in self.singletons:
+            key_param = self._singleton_key(op, props, entities[entity])
         effect = self._effect(op, props, key_param, entity)
         if effect is Effect.ACTION and op.location in self.named_ops:
             named_effect, named_entity = self._named_effect(op, props, entities)
@@ -810,6 +907,16 @@ def _lists_records(property_name: str, noun: str) -> bool:
         return compact_name(singular(snake_name(name)))
 
     return compact_name(property_name) in LIST_PROPERTY_NAMES or one(property_name) == one(noun)
+
+
+def _first_alternative(schema: Any) -> Any:
+    """An inline ``anyOf``/``oneOf`` schema's first alternative (the schema itself otherwise)."""
+    if isinstance(schema, dict) and "$ref" not in schema and "properties" not in schema:
+        for keyword in ("anyOf", "oneOf"):
+            options = schema.get(keyword)
+            if isinstance(options, list) and options and isinstance(options[0], dict):
+                return options[0]
+    return schema
 
 
 def _field_keywords(schema: Any) -> Any:
