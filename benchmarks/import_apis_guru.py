@@ -12,8 +12,9 @@ does (offline synthesizer, sandboxed verification, world-model probe, one servic
 quarantined; in ``--build-workers`` processes, by default as many as the services asset uses),
 adds the built-in library, builds the dependency graph and samples ``--walks`` plans into gated tasks
 (in as many worker processes as the ``sample_tasks`` asset uses); it prints the imported entities (and how many have no field), the verified-code,
-world-model and unusable shares of the imported tools, the tools that are code through a derived
-transition, quarantined services by stage, imported services with graph edges, the share of tasks
+world-model and unusable shares of the imported tools (world-model tools split by what their spec says
+they do: a CRUD effect, a read-only query, or an action nothing is derived for), the tools that are code
+through a derived transition, quarantined services by stage, imported services with graph edges, the share of tasks
 touching an imported service, and the task pool's audit (``engine/tasks/audit.py``: value violations, quarantine by validator rule, shares per
 instruction style and difficulty level, gate pass share), and the peak resident memory of the whole
 process tree (``peak_memory.py``: this process, its workers and their service processes).
@@ -78,6 +79,20 @@ def import_one(path: str) -> dict[str, Any]:
     return {"services": services, "quarantined": [q.reason for q in result.quarantined]}
 
 
+SIMULATED_KINDS = ("crud", "query", "action")
+
+
+def simulated_kind(tool: Any) -> str:
+    """What the spec says a world-model tool does: ``crud`` (a create/update/delete or read of an entity,
+    derived transitions included: the world model makes that change), ``query`` (reads: it may change
+    nothing) or ``action`` (nothing derivable: the offline world model changes nothing)."""
+    from compoworld_assets.engine.specs.model import Effect
+
+    if tool.effect is Effect.QUERY:
+        return "query"
+    return "action" if tool.effect in (None, Effect.ACTION) else "crud"
+
+
 def normalise_reason(reason: str) -> str:
     """Group reasons that differ only in names and numbers."""
     reason = re.sub(r"'[^']*'|\"[^\"]*\"", "<x>", reason.splitlines()[0] if reason else "")
@@ -130,14 +145,18 @@ def build_sample(api: Path, count: int, seed: int, walks: int, time_limit_s: flo
     own = {s.id for s in imported.specs}
     verdicts = Counter()
     by_transition = 0
+    simulated_by = Counter()  # world-model tools whose probe passed, by what their spec says they do
     for sid in sorted(own & set(builds)):
         build = builds[sid]
         probes = {p.tool: p.passed for p in build.world_model_probes}
         for v in build.verdicts:
-            verdicts[tool_verdict(v.implementation, v.passed, probes.get(v.tool))] += 1
+            verdict = tool_verdict(v.implementation, v.passed, probes.get(v.tool))
+            verdicts[verdict] += 1
             tool = build.spec.tool(v.tool)
             if v.passed and v.implementation == "code" and tool.transition is not None:
                 by_transition += 1
+            if verdict == "simulated":
+                simulated_by[simulated_kind(tool)] += 1
     tools = sum(verdicts.values())
 
     built = {sid: b.built() for sid, b in builds.items()}
@@ -179,6 +198,11 @@ def build_sample(api: Path, count: int, seed: int, walks: int, time_limit_s: flo
     print(f"  verified code             {share(verdicts['verified'], tools)}")
     print(f"    of which by transition  {by_transition}")
     print(f"  world model (simulated)   {share(verdicts['simulated'], tools)}")
+    for kind in SIMULATED_KINDS:
+        print(f"    {kind:<23} {share(simulated_by[kind], tools)}")
+    derived = verdicts["verified"] + simulated_by["query"] + simulated_by["crud"]
+    print(f"  code or a derived effect  {share(derived, tools)} (verified code, or simulated with a "
+          f"state change or none derived from the spec)")
     print(f"  unusable                  {share(verdicts['unusable'], tools)}")
     print(f"  failed code               {share(verdicts['failed'], tools)}")
     print(f"graph:                      {graph.number_of_nodes()} tools, {graph.number_of_edges()} edges")

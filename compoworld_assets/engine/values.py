@@ -109,7 +109,9 @@ def schema_value(schema: dict[str, Any], rng: random.Random, depth: int = 0) -> 
     if isinstance(schema.get("allOf"), list):
         return schema_value(merge_all_of(schema), rng, depth)
     if schema.get(TYPE_KEY) and (schema[TYPE_KEY] in SHARED_TYPES or is_entity_ref(schema[TYPE_KEY])):
-        return shared_value(schema[TYPE_KEY], rng)
+        value = shared_value(schema[TYPE_KEY], rng)
+        if not isinstance(schema.get("pattern"), str) or _matches(schema["pattern"], value):
+            return value  # else the pattern says more than the type (an https URL of one host): drawn from it
     json_type = schema.get("type", "string")
     if isinstance(json_type, list):
         json_type = next((t for t in json_type if t != "null"), "string")
@@ -125,8 +127,9 @@ def schema_value(schema: dict[str, Any], rng: random.Random, depth: int = 0) -> 
             if fmt in ("uri", "url"):
                 return shared_value("url", rng)
             if isinstance(schema.get("pattern"), str):
-                limit = schema.get("maxLength")
-                matching = pattern_value(schema["pattern"], rng, limit if isinstance(limit, int) else None)
+                limit, least = schema.get("maxLength"), schema.get("minLength")
+                matching = pattern_value(schema["pattern"], rng, limit if isinstance(limit, int) else None,
+                                         least if isinstance(least, int) else 0)
                 if matching is not None:
                     return matching
             low = int(schema.get("minLength", 1))
@@ -158,14 +161,29 @@ def schema_value(schema: dict[str, Any], rng: random.Random, depth: int = 0) -> 
             value = {k: schema_value(v, rng, depth + 1) for k, v in props.items() if k in required}
             for name in sorted(required - set(props)):
                 value[name] = phrase(rng, 2)
+            extra = schema.get("additionalProperties")
+            if isinstance(extra, dict) or extra is None:  # ``minProperties`` asks for more than are required
+                while len(value) < int(schema.get("minProperties", 0)) and len(value) < 8:
+                    value[f"{phrase(rng, 1).lower()}_{len(value)}"] = schema_value(extra or {}, rng, depth + 1)
             return value
         case "null":
             return None
     return phrase(rng, 2)
 
 
+def _matches(pattern: str, value: Any) -> bool:
+    """Whether ``value`` is a string ``pattern`` finds (a pattern Python cannot read constrains nothing)."""
+    try:
+        return isinstance(value, str) and re.search(pattern, value) is not None
+    except (re.error, RecursionError, OverflowError):
+        return True
+
+
 def merge_all_of(schema: dict[str, Any]) -> dict[str, Any]:
-    """One object schema for an ``allOf``: its parts' properties and required names merged.
+    """One schema for an ``allOf``: its parts' properties and required names merged, and every other
+    keyword of a part (``type``, ``items``, ``enum``, ``pattern``, ``minLength``...) kept where the schema
+    and earlier parts do not set it (``{"allOf": [{"type": "array", "items": ...}, {"description": ...}]}``
+    is that array).
 
     Parts that are not dicts are skipped; later parts win on a property both declare.
     """
@@ -176,8 +194,9 @@ def merge_all_of(schema: dict[str, Any]) -> dict[str, Any]:
     for part in parts:
         properties.update(part.get("properties") or {})
         required.extend(r for r in part.get("required") or [] if r not in required)
-        if "type" in part and "type" not in merged:
-            merged["type"] = part["type"]
+        for keyword, value in part.items():
+            if keyword not in ("properties", "required"):
+                merged.setdefault(keyword, value)
     if properties:
         merged["properties"] = properties
         merged.setdefault("type", "object")
@@ -194,15 +213,22 @@ XEGER_TRIES = 5
 MAX_GENERATED_LENGTH = 4096
 
 
-def pattern_value(pattern: str, rng: random.Random, max_length: int | None = None) -> str | None:
-    """A string matching ``pattern`` (and no longer than ``max_length``), or None when none was found.
+def pattern_value(pattern: str, rng: random.Random, max_length: int | None = None, min_length: int = 0) -> str | None:
+    """A string matching ``pattern`` (no longer than ``max_length``, no shorter than ``min_length``), or None
+    when none was found.
 
     Simple patterns are generated here (:func:`_simple_pattern_value`); others (groups, alternation,
     negated classes) by rstr's ``Xeger`` (:class:`_Xeger`), checked against the pattern afterwards.
     """
-    found = _simple_pattern_value(pattern, rng)
-    if found is not None and (max_length is None or len(found) <= max_length):
-        return found
+    def fits(text: str) -> bool:
+        return (max_length is None or len(text) <= max_length) and len(text) >= min_length
+
+    for _ in range(XEGER_TRIES if min_length else 1):
+        found = _simple_pattern_value(pattern, rng)
+        if found is None:
+            break
+        if fits(found):
+            return found
     try:
         compiled = re.compile(pattern)
         shortest = _parsed(pattern).getwidth()[0]
@@ -216,7 +242,7 @@ def pattern_value(pattern: str, rng: random.Random, max_length: int | None = Non
             text = generator.xeger(pattern)
         except Exception:  # noqa: BLE001 - sre constructs rstr cannot generate: no value, as for any pattern
             return None
-        if compiled.search(text) and (max_length is None or len(text) <= max_length):
+        if compiled.search(text) and fits(text):
             return text
     return None
 

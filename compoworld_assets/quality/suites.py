@@ -16,13 +16,14 @@ from typing import get_args
 import polars as pl
 
 from compoworld_assets.engine.service_build import Stage
+from compoworld_assets.engine.specs.model import Effect
 from compoworld_assets.engine.tasks.gate import TaskStage
 from compoworld_assets.engine.tasks.model import Split
 
 CRITICAL = "critical"
 WARNING = "warning"
 
-EFFECTS = ["create", "read", "list", "search", "update", "delete", "action"]
+EFFECTS = [effect.value for effect in Effect]
 SOURCE_KINDS = ["builtin", "openai", "bfcl", "openapi", "mcp", "compoworld"]
 SPLITS = list(get_args(Split))
 BUILD_FAILURE_STAGES = list(get_args(Stage))

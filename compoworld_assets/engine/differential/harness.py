@@ -135,7 +135,7 @@ class BackendReport:
 
 
 def tool_typing(spec: ServiceSpec, module: SynthesizedModule) -> ToolTyping:
-    crud = sum(1 for t in spec.tools if t.effect not in (None, Effect.ACTION))
+    crud = sum(1 for t in spec.tools if t.effect not in (None, Effect.ACTION, Effect.QUERY))
     return ToolTyping(
         crud=crud,
         action=len(spec.tools) - crud,

@@ -72,7 +72,7 @@ def expenses() -> ServiceSpec:
                 sets={"status": "reimbursed"})
     b.create_as("add_expense", "Expense", "Add a receipt to an expense report.")
     b.crud("Expense", "LUD")
-    b.action("scan_receipt", "Read merchant, amount, currency and date off a receipt image (OCR).",
+    b.query("scan_receipt", "Read merchant, amount, currency and date off a receipt image (OCR).",
              [field("receipt_path", "file_path")],
              [field("merchant", "company_name"), field("amount", "money"), field("currency", "currency"),
               field("spent_on", "date")])

@@ -129,10 +129,11 @@ class ServiceBuilder:
         self._add(tool, description, Effect.LIST, entity, {"type": "object", "properties": props},
                   self._page(entity))
 
-    def action(self, tool: str, description: str, params: list[FieldSpec], returns: list[FieldSpec],
-               implementable: bool = False) -> None:
-        """A tool with no derivable semantics (live data, NLP...): the world model answers it."""
-        self._add(tool, description, Effect.ACTION, None, object_schema(params), object_schema(returns),
+    def query(self, tool: str, description: str, params: list[FieldSpec], returns: list[FieldSpec],
+              implementable: bool = False) -> None:
+        """A read of live data or a computation (NLP, OCR, rates) that stores nothing: the world model
+        answers it from the state and changes nothing."""
+        self._add(tool, description, Effect.QUERY, None, object_schema(params), object_schema(returns),
                   implementable=implementable)
 
     def build(self) -> ServiceSpec:

@@ -72,7 +72,7 @@ def chat() -> ServiceSpec:
     b.update_as("pin_message", "ChatMessage", "Pin a message to its channel.", sets={"pinned": True})
     b.create_as("add_member", "Membership", "Add a person to a channel.")
     b.crud("Membership", "LD")
-    b.action("translate_message", "Translate a chat message into another language.",
+    b.query("translate_message", "Translate a chat message into another language.",
              [field("chat_message_id", "chat.ChatMessage.id"),
               field("language", description="ISO 639-1 code.")],
              [field("text"), field("language")])

@@ -62,7 +62,7 @@ def docs() -> ServiceSpec:
     b.create_as("add_comment", "Comment", "Comment on a document.", sets={"resolved": False})
     b.crud("Comment", "LD")
     b.update_as("resolve_comment", "Comment", "Mark a comment as resolved.", sets={"resolved": True})
-    b.action("summarize_document", "Write a short abstractive summary of a document.",
+    b.query("summarize_document", "Write a short abstractive summary of a document.",
              [field("document_id", "docs.Document.id"), field("max_words", "integer", required=False)],
              [field("summary")])
     return b.build()

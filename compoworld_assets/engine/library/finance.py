@@ -48,7 +48,7 @@ def payments() -> ServiceSpec:
                 sets={"status": "scheduled"})
     b.crud("Payout", "RL")
     b.update_as("cancel_payout", "Payout", "Cancel a scheduled payout.", sets={"status": "cancelled"})
-    b.action("convert_currency", "Convert an amount between currencies at the live exchange rate.",
+    b.query("convert_currency", "Convert an amount between currencies at the live exchange rate.",
              [field("amount", "money"), field("from_currency", "currency"), field("to_currency", "currency")],
              [field("amount", "money"), field("currency", "currency"), field("rate", "number")])
     return b.build()

@@ -256,7 +256,7 @@ def imperative_sentence(description: str) -> str | None:
 def _with_subject(text: str, tool: ToolSpec, noun: str) -> str:
     """``text`` with the phrase naming the tool's record replaced by ``{subject}`` (creates: unchanged)."""
     text = text[0].lower() + text[1:] if text else text
-    if tool.effect in (Effect.CREATE, Effect.LIST, Effect.SEARCH, None, Effect.ACTION) or not noun:
+    if tool.effect in (Effect.CREATE, Effect.LIST, Effect.SEARCH, None, Effect.ACTION, Effect.QUERY) or not noun:
         return text
     last = noun.split()[-1]
     pattern = re.compile(rf"\b(?:a|an|the|one|this|that|given|specified|existing)\s+(?:[\w-]+\s+){{0,3}}?{last}s?\b",

@@ -39,11 +39,11 @@ def shipping() -> ServiceSpec:
     b.update_as("mark_lost", "Shipment", "Record that a shipment was lost.", sets={"status": "lost"})
     b.create_as("add_tracking_event", "TrackingEvent", "Record a scan of a shipment.")
     b.crud("TrackingEvent", "L")
-    b.action("get_shipping_quote", "Quote the carrier's live price for sending a parcel.",
+    b.query("get_shipping_quote", "Quote the carrier's live price for sending a parcel.",
              [field("carrier", enum=["dhl", "ups", "fedex", "postal"]), field("weight_kg", "number"),
               field("origin", "city"), field("destination", "city")],
              [field("price", "money"), field("currency", "currency"), field("transit_days", "integer")])
-    b.action("geocode_address", "Resolve a postal address to coordinates.",
+    b.query("geocode_address", "Resolve a postal address to coordinates.",
              [field("address", "address"), field("city", "city"), field("country", "country")],
              [field("latitude", "number"), field("longitude", "number")])
     return b.build()

@@ -69,7 +69,7 @@ def social() -> ServiceSpec:
                 params=("scheduled_at",), required=("scheduled_at",))
     b.update_as("publish_post", "Post", "Publish a post now.", sets={"status": "published"})
     b.update_as("withdraw_post", "Post", "Take a published post down.", sets={"status": "withdrawn"})
-    b.action("get_post_engagement", "Fetch a post's live likes, shares and comments from the platform.",
+    b.query("get_post_engagement", "Fetch a post's live likes, shares and comments from the platform.",
              [field("post_id", "social.Post.id")],
              [field("likes", "integer"), field("shares", "integer"), field("comments", "integer")])
     return b.build()

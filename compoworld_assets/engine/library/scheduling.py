@@ -58,7 +58,7 @@ def rooms() -> ServiceSpec:
     b.create_as("book_room", "RoomBooking", "Book a room for a time slot.", sets={"status": "booked"})
     b.crud("RoomBooking", "RLUD")
     b.update_as("cancel_room_booking", "RoomBooking", "Cancel a room booking.", sets={"status": "cancelled"})
-    b.action("find_free_room", "Suggest a free room for a time slot from live occupancy sensors.",
+    b.query("find_free_room", "Suggest a free room for a time slot from live occupancy sensors.",
              [field("city", "city"), field("start", "datetime"), field("end", "datetime"),
               field("capacity", "integer")],
              [field("room_id", "rooms.Room.id"), field("name")])

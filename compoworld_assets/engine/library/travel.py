@@ -57,7 +57,7 @@ def travel() -> ServiceSpec:
     b.create_as("book_hotel", "HotelBooking", "Reserve a hotel for a trip.", sets={"status": "reserved"})
     b.crud("HotelBooking", "RL")
     b.update_as("cancel_hotel", "HotelBooking", "Cancel a hotel booking.", sets={"status": "cancelled"})
-    b.action("search_flights", "Search live airline availability and fares.",
+    b.query("search_flights", "Search live airline availability and fares.",
              [field("origin", "city"), field("destination", "city"), field("date", "date")],
              [field("airline", "company_name"), field("flight_number"), field("departure_at", "datetime"),
               field("price", "money"), field("currency", "currency")])

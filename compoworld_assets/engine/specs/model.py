@@ -17,8 +17,10 @@ Conventions the offline synthesizer relies on (importers and the built-in librar
   ``search`` also matches ``query`` case-insensitively against string fields.
 * ``action`` tools have no CRUD name; :mod:`.transitions` turns those whose spec says enough
   into ``update``/``create`` tools with a :class:`Transition` (status changes with preconditions,
-  field updates, new records). The rest are implemented by a coding agent or fall back to the
-  world model.
+  field updates, new records), or into ``query`` tools: reads that no entity describes (a safe
+  HTTP method, a reading verb: ``get_weather``, ``translate_text``), which change nothing and are
+  answered by the world model from the state. The rest are implemented by a coding agent or fall
+  back to the world model.
 """
 
 from __future__ import annotations
@@ -56,9 +58,14 @@ class Effect(StrEnum):
     UPDATE = "update"
     DELETE = "delete"
     ACTION = "action"
+    QUERY = "query"
 
 
 STATE_CHANGING_EFFECTS = frozenset({Effect.CREATE, Effect.UPDATE, Effect.DELETE, Effect.ACTION})
+# Reads of an entity's records.
+READ_EFFECTS = frozenset({Effect.READ, Effect.LIST, Effect.SEARCH})
+# What may not change the state: reads of an entity's records, and queries that name no entity.
+READ_ONLY_EFFECTS = frozenset(set(Effect) - STATE_CHANGING_EFFECTS)
 
 
 class SourceRef(BaseModel):
@@ -151,14 +158,15 @@ class Transition(BaseModel):
 
     ``status``: the record named by ``key`` (of ``entity``, by default the entity ``key``'s type
     references) gets ``field = value``; ``update``: it gets the other
-    parameters as fields; ``create``: a new ``entity`` record; ``none``: no derivable change (the
-    world model serves the tool). ``allowed_from``: the values ``field`` must hold before the call
+    parameters as fields; ``create``: a new ``entity`` record; ``query``: nothing changes (the tool
+    reads, and the world model answers it from the state without changing it); ``none``: no
+    derivable change (the world model serves the tool). ``allowed_from``: the values ``field`` must hold before the call
     (a status transition also refuses a record already at ``value``). ``evidence``: why.
     """
 
     model_config = ConfigDict(frozen=True)
 
-    kind: Literal["status", "update", "create", "none"]
+    kind: Literal["status", "update", "create", "query", "none"]
     entity: str | None = None
     key: str | None = None
     field: str | None = None
@@ -222,6 +230,8 @@ class ToolSpec(BaseModel):
         if self.effect in {Effect.CREATE, Effect.READ, Effect.LIST, Effect.SEARCH, Effect.UPDATE,
                            Effect.DELETE} and self.entity is None:
             raise ValueError(f"tool {self.name!r}: effect {self.effect} needs an entity")
+        if self.effect is Effect.QUERY and self.entity is not None:
+            raise ValueError(f"tool {self.name!r}: effect {self.effect} names no entity")
         return self
 
     def parameter_properties(self) -> dict[str, Any]:

@@ -11,6 +11,10 @@ spec holds for each such tool and, when it is enough, turns the tool into one of
   named after (or added as) fields of the record are stored with it (a cancel ``reason``).
 * **update** — a field-update verb (:data:`FIELD_VERBS`: ``modify``, ``change``, ``assign``...)
   with a key parameter writes the other parameters onto the record.
+* **query** — a reading verb (:data:`READ_VERBS`: ``describe``, ``search``, ``translate``...), or, in
+  an HTTP API, a safe method (:func:`safe_method_transition`: ``GET``, ``HEAD``, ``OPTIONS``) whose name
+  has no changing verb: the tool changes nothing, and the world model answers it from the state
+  without changing it (a proposed change is refused).
 * **create** — a creating verb (:data:`CREATE_VERBS`: ``book``, ``send``, ``schedule``...) with
   no key parameter of the noun's entity stores a new record of that entity, made when the spec
   has none (``send_message`` → a ``Message`` record with the message's parameters as fields).
@@ -119,8 +123,20 @@ CREATE_VERBS = frozenset(
      "record", "request", "issue", "file", "report", "open", "submit", "create", "draft", "compose", "insert",
      "enroll", "subscribe", "order", "purchase", "buy"}
 )
+# Verbs of a tool that reads or computes without changing anything (``describe_stream``, ``translate_text``):
+# it becomes a ``query``, answered by the world model from the state, which it may not change.
+READ_VERBS = frozenset(
+    {"get", "list", "describe", "search", "find", "lookup", "query", "fetch", "retrieve", "read", "view", "show",
+     "count", "check", "validate", "preview", "estimate", "calculate", "compute", "analyze", "analyse", "detect",
+     "predict", "classify", "recognize", "extract", "summarize", "translate", "convert", "geocode", "parse",
+     "tokenize", "compare", "download", "inspect", "explain", "watch", "poll", "browse", "scan"}
+)
+# HTTP methods that do not change the resource (RFC 9110 section 9.2.1).
+SAFE_METHODS = frozenset({"get", "head", "options"})
 # A verb followed by one of these is a phrasal verb (``log_out``, ``sign_up``), not verb + noun.
 PARTICLES = frozenset({"in", "out", "up", "off", "on", "down", "over", "back", "away"})
+# Verbs that say a tool changes something, whatever its HTTP method.
+CHANGE_VERBS = frozenset(STATUS_VERBS) | REQUEST_VERBS | MARK_VERBS | FIELD_VERBS | CREATE_VERBS
 STATUS_FIELD_NAMES = ("status", "state")
 DECLARED_KEY = "x-cw-transition"
 _FILLERS = frozenset({"a", "an", "the", "my", "all", "new", "existing", "current", "one", "item", "by", "id"})
@@ -169,6 +185,16 @@ def declared_transition(source: Any) -> Transition | None:
     return Transition.model_validate({**declared, "evidence": ["declared in the spec", *evidence]})
 
 
+def safe_method_transition(name: str, method: str) -> Transition | None:
+    """``query`` for an operation of a safe HTTP method, unless its name's verb says it changes something
+    (``GET /rides/{id}/cancel`` named ``cancel_ride`` is left to the name rules)."""
+    verb = snake_name(name).split("_", 1)[0]
+    if method.lower() not in SAFE_METHODS or verb in CHANGE_VERBS:
+        return None
+    evidence = f"{method.upper()} is a safe HTTP method: it does not change the resource (RFC 9110, 9.2.1)"
+    return Transition(kind="query", evidence=[evidence])
+
+
 def derive_transitions(spec: ServiceSpec) -> ServiceSpec:
     """``spec`` with a transition for every action tool whose spec gives enough evidence (see module doc).
 
@@ -200,7 +226,7 @@ def derive_transitions(spec: ServiceSpec) -> ServiceSpec:
 def _resolved(tool: ToolSpec, declared: Transition, draft: _Draft) -> Transition:
     """A declared transition with its entity filled in from the key parameter's type when left out;
     one that cannot apply (no such entity or parameter) becomes ``none``, saying why."""
-    if declared.kind == "none":
+    if declared.kind in ("none", "query"):
         return declared
     entity = declared.entity or draft.own_refs(tool).get(declared.key or "")
     problem = None
@@ -215,11 +241,13 @@ def _resolved(tool: ToolSpec, declared: Transition, draft: _Draft) -> Transition
 
 def _derive(tool: ToolSpec, draft: _Draft) -> Transition | None:
     words = [w for w in snake_name(tool.name).split("_") if w]
-    if len(words) < 2 and not draft.own_refs(tool):
+    if len(words) < 2 and not draft.own_refs(tool) and not (words and words[0] in READ_VERBS):
         return None
     verb, rest = (words[0], words[1:]) if words else ("", [])
     if rest and rest[0] in PARTICLES:
         return None
+    if verb in READ_VERBS:
+        return Transition(kind="query", evidence=[f"verb {verb!r} reads or computes: it changes nothing"])
     if verb in STATUS_VERBS or verb in MARK_VERBS:
         keyed = _keyed_record(tool, rest, draft)
         if keyed is not None:
@@ -400,8 +428,10 @@ def _create_transition(tool: ToolSpec, verb: str, rest: list[str], draft: _Draft
 
 def _apply(tool: ToolSpec, transition: Transition, draft: _Draft) -> ToolSpec:
     """The tool rewritten to the effect its transition has, its entity gaining the fields it writes."""
-    if transition.kind == "none":
+    if transition.kind == "none" or (transition.kind == "query" and tool.effect not in (None, Effect.ACTION)):
         return tool.model_copy(update={"transition": transition})
+    if transition.kind == "query":
+        return tool.model_copy(update={"effect": Effect.QUERY, "entity": None, "transition": transition})
     entity = draft.entities.get(transition.entity or "")
     made = entity is None
     if made:

@@ -32,9 +32,12 @@ Edge attributes: ``kind``, ``type``, ``parameter``, ``output_path``, ``cross_ser
 from __future__ import annotations
 
 import math
+import random
+import re
 import statistics
 from collections import Counter
 from collections.abc import Iterable, Mapping
+from functools import lru_cache
 from typing import Any
 from xml.sax.saxutils import escape
 
@@ -46,7 +49,7 @@ from compoworld_assets.engine.service_build import BuiltService
 from compoworld_assets.engine.specs.model import Effect, ServiceSpec, ToolSpec
 from compoworld_assets.engine.synthesis.offline import is_code_tool
 from compoworld_assets.engine.types import TYPE_KEY, entity_ref, is_entity_ref
-from compoworld_assets.engine.values import merge_all_of
+from compoworld_assets.engine.values import merge_all_of, shared_value
 
 IDENTIFYING_TYPES = frozenset({"email", "phone", "file_path", "url"})
 PERSON_TYPES = frozenset({"email", "phone"})
@@ -128,13 +131,39 @@ def _consumers_by_type(specs: list[ServiceSpec]) -> dict[str, list[tuple[Service
     for spec in specs:
         for tool in spec.tools:
             required = set(tool.required_parameters())
+            params = tool.parameter_properties()
             for parameter, type_name in sorted(tool.input_types().items()):
-                if not carries_information(type_name):
+                if not carries_information(type_name) or not admits_type_values(type_name, params[parameter]):
                     continue
                 lookup = tool.effect in (Effect.LIST, Effect.SEARCH)
                 if is_entity_ref(type_name) or parameter in required or lookup:
                     found.setdefault(type_name, []).append((spec, tool, parameter))
     return found
+
+
+# Values of a shared type drawn to test whether a parameter's pattern admits what other tools produce.
+TYPE_VALUE_SAMPLES = 5
+
+
+def admits_type_values(type_name: str, schema: Any) -> bool:
+    """Whether the values of ``type_name`` other tools produce fit the parameter ``schema``'s ``pattern``.
+
+    A pattern can say more than the shared type (an Azure container URL for ``url``, an ARN for an id):
+    then any producer's URL would break the call, so the parameter takes no edge and its value is drawn
+    from the pattern instead. Entity references name records, whose ids the service makes.
+    """
+    pattern = schema.get("pattern") if isinstance(schema, dict) else None
+    return not isinstance(pattern, str) or is_entity_ref(type_name) or _pattern_admits(type_name, pattern)
+
+
+@lru_cache(maxsize=4096)
+def _pattern_admits(type_name: str, pattern: str) -> bool:
+    try:
+        compiled = re.compile(pattern)
+    except (re.error, RecursionError, OverflowError):
+        return True  # a pattern Python cannot read constrains nothing, as for argument checks
+    values = (shared_value(type_name, random.Random(f"{type_name}:{i}")) for i in range(TYPE_VALUE_SAMPLES))
+    return all(compiled.search(str(value)) for value in values)
 
 
 def _path_order(path: str) -> tuple[int, int, str]:

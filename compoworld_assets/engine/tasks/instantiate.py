@@ -22,7 +22,7 @@ from compoworld_assets.engine.library.roles import Role, compatible, parameter_r
 from compoworld_assets.engine.library.seeding import DEFAULT_ROWS, seed_world
 from compoworld_assets.engine.runtime.state import WorldState
 from compoworld_assets.engine.service_build import BuiltService
-from compoworld_assets.engine.specs.model import Effect, ServiceSpec
+from compoworld_assets.engine.specs.model import READ_EFFECTS, Effect, ServiceSpec
 from compoworld_assets.engine.tasks.arguments import harmonize, realize_constants
 from compoworld_assets.engine.tasks.consistency import check_task
 from compoworld_assets.engine.tasks.difficulty import task_difficulty
@@ -47,7 +47,6 @@ from compoworld_assets.engine.types import is_entity_ref, parse_entity_ref
 INCONSISTENT = "inconsistent values: "
 INSTRUCTION_STYLES = ("goal", "explicit", "mixed")
 COLLATERAL_RULE = "Change only what this request needs; leave every other record exactly as it is."
-READ_EFFECTS = frozenset({Effect.READ, Effect.LIST, Effect.SEARCH})
 
 
 @dataclass(frozen=True)

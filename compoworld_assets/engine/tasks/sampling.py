@@ -55,7 +55,12 @@ import networkx as nx
 
 from compoworld_assets.engine.library.roles import compatible, output_role, parameter_role
 from compoworld_assets.engine.library.wording import words
-from compoworld_assets.engine.specs.model import Effect, ServiceSpec, ToolSpec
+from compoworld_assets.engine.specs.model import (
+    READ_ONLY_EFFECTS,
+    Effect,
+    ServiceSpec,
+    ToolSpec,
+)
 from compoworld_assets.engine.tasks.difficulty import parse_mix, plan_level
 from compoworld_assets.engine.tasks.graph import (
     PERSON_TYPES,
@@ -67,7 +72,6 @@ from compoworld_assets.engine.tasks.model import ArgBinding, Plan, PlanStep
 from compoworld_assets.engine.types import TYPE_KEY, is_entity_ref
 
 EdgeId = tuple[str, str, str]
-READ_EFFECTS = frozenset({Effect.READ, Effect.LIST, Effect.SEARCH})
 PAGING_WORDS = frozenset({"page", "pages", "per", "size", "offset", "limit", "skip", "take", "cursor", "token",
                           "marker", "max", "results", "items", "continuation", "next", "starting", "start", "top", "after", "before"})
 NOTICE_WORDS = frozenset({"send", "notify", "invite", "share", "email", "message", "post", "reply", "remind",
@@ -313,7 +317,7 @@ def _edge_weight(source: str, edge: _Edge, tools: dict[str, _Tool], coverage: _C
 def _workflow_factor(source: _Tool, edge: _Edge, target: _Tool, config: WalkConfig) -> float:
     """read → act and create → notify chains are preferred; a person passed from write to write is not."""
     effect = source.tool.effect
-    if effect in READ_EFFECTS and target.tool.changes_state:
+    if effect in READ_ONLY_EFFECTS and target.tool.changes_state:
         return config.read_act_bonus
     if edge.type not in PERSON_TYPES or not target.tool.changes_state:
         return 1.0

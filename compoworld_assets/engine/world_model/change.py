@@ -17,9 +17,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from compoworld_assets.engine.runtime.records import record_problem
 from compoworld_assets.engine.runtime.state import ServiceState
-from compoworld_assets.engine.specs.model import Effect, ServiceSpec, ToolSpec
-
-READ_EFFECTS = frozenset({Effect.READ, Effect.LIST, Effect.SEARCH})
+from compoworld_assets.engine.specs.model import READ_ONLY_EFFECTS, ServiceSpec, ToolSpec
 
 
 class CreatedRecord(BaseModel):
@@ -70,12 +68,12 @@ class InvalidChange(ValueError):
 def apply_change(spec: ServiceSpec, tool: ToolSpec, state: ServiceState, change: StateChange) -> ServiceState:
     """The state after ``change`` (``state`` itself is not touched); raises :class:`InvalidChange`.
 
-    Read tools (read, list, search) may not change anything. Created records without an id get the
+    Read-only tools (read, list, search, query) may not change anything. Created records without an id get the
     entity's next free one (``<prefix>_<NNNN>``, as generated code numbers them).
     """
     if change.empty:
         return state
-    if tool.effect in READ_EFFECTS:
+    if tool.effect in READ_ONLY_EFFECTS:
         raise InvalidChange(f"{tool.name} is a {tool.effect} tool and cannot change the state")
     after = state.snapshot()
     touched: list[tuple[str, str]] = []

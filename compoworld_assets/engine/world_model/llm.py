@@ -14,7 +14,7 @@ from compoworld_assets.engine.canonical import canonical_json
 from compoworld_assets.engine.envelope import INTERNAL_ERROR, error, ok
 from compoworld_assets.engine.llm_requests import request_bounds
 from compoworld_assets.engine.runtime.state import ServiceState
-from compoworld_assets.engine.specs.model import ServiceSpec, ToolSpec
+from compoworld_assets.engine.specs.model import READ_ONLY_EFFECTS, ServiceSpec, ToolSpec
 from compoworld_assets.engine.world_model.base import missing_reference, refused_transition
 from compoworld_assets.engine.world_model.change import InvalidChange, Simulation, StateChange, apply_change
 from compoworld_assets.engine.world_model.schema import schema_errors
@@ -191,6 +191,8 @@ class LLMWorldModel:
                 f"Entity schemas: {canonical_json({e.name: e.record_schema(spec.id) for e in spec.entities})}",
                 f"Arguments: {canonical_json(args)}",
                 f"Current state: {state_view(state, self.max_state_chars)}",
+                *([f'This tool only reads ({tool.effect}): leave out "changes".']
+                  if tool.effect in READ_ONLY_EFFECTS else []),
             ]
         )
         return [{"role": "system", "content": SYSTEM_PROMPT}, {"role": "user", "content": prompt}]

@@ -68,9 +68,9 @@ def test_unknown_update_param_is_rejected() -> None:
         b.update_as("bad", "LineItem", "Bad.", params=("colour",))
 
 
-def test_action_tools_default_to_the_world_model() -> None:
+def test_query_tools_default_to_the_world_model_and_change_nothing() -> None:
     b = small_builder()
-    b.action("quote", "Live quote.", [field("sku")], [field("price", "money")])
+    b.query("quote", "Live quote.", [field("sku")], [field("price", "money")])
     tool = b.build().tool("quote")
-    assert tool.effect == Effect.ACTION and not tool.implementable
+    assert tool.effect == Effect.QUERY and not tool.implementable and not tool.changes_state
     assert tool.output_types() == {"price": "money"}

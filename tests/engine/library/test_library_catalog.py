@@ -72,7 +72,7 @@ def test_tools_follow_the_crud_conventions(spec: ServiceSpec) -> None:
     for tool in spec.tools:
         params = tool.parameter_properties()
         if tool.entity is None:
-            assert tool.effect == Effect.ACTION
+            assert tool.effect == Effect.QUERY  # live data and computations: read-only
             continue
         entity = spec.entity(tool.entity)
         record = entity.record_schema(spec.id)
@@ -154,7 +154,7 @@ def test_world_model_only_tools_are_few_and_unimplementable() -> None:
     assert ("payments", "convert_currency") in unimplementable
     assert ("docs", "summarize_document") in unimplementable
     for spec, tool in ALL_TOOLS:
-        assert tool.implementable == (tool.effect != Effect.ACTION), (spec.id, tool.name)
+        assert tool.implementable == (tool.effect != Effect.QUERY), (spec.id, tool.name)
 
 
 def test_tool_schemas_carry_shared_types() -> None:

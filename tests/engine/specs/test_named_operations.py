@@ -64,8 +64,8 @@ def test_rpc_operations_become_crud_tools_of_the_entity_their_names_say(spec):
         "list_widgets": (Effect.LIST, "Widget"), "update_widget": (Effect.UPDATE, "Widget"),
         "delete_widget": (Effect.DELETE, "Widget"),
         "pause_widget": (Effect.UPDATE, "Widget"),  # a status transition on the record its key names
-        # no record: the health check reads a record of nothing the service stores, rotate_keys is no CRUD verb
-        "get_service_health": (Effect.ACTION, None), "rotate_keys": (Effect.ACTION, None),
+        # no record: the health check reads a record of nothing the service stores (a query), rotate_keys is no CRUD verb
+        "get_service_health": (Effect.QUERY, None), "rotate_keys": (Effect.ACTION, None),
     }
     assert [e.name for e in spec.entities] == ["Widget"]
 
@@ -176,4 +176,4 @@ def test_a_component_too_thin_for_a_record_makes_no_entity(tmp_path):
     [widget] = spec.entities
     assert {f.name for f in widget.fields} == {"name", "ownerEmail", "capacity"}  # create_widget's parameters
     assert spec.tool("create_widget").transition.kind == "create"
-    assert {t.name for t in spec.tools if t.effect is Effect.ACTION} >= {"describe_widget", "list_widgets"}
+    assert {t.name for t in spec.tools if t.effect is Effect.QUERY} >= {"describe_widget", "list_widgets"}

@@ -72,7 +72,7 @@ def test_a_response_without_a_record_gives_no_entity(tmp_path):
     document["paths"]["/orders/{orderId}"]["get"]["responses"] = {"200": _json({"type": "string"})}
     del document["paths"]["/orders"]["post"]  # a create body would describe the record too
     spec = _import(tmp_path, document)
-    assert spec.entities == [] and {t.effect for t in spec.tools} == {Effect.ACTION}
+    assert spec.entities == [] and {t.effect for t in spec.tools} == {Effect.ACTION, Effect.QUERY}  # GETs: queries
 
 
 def test_a_component_named_otherwise_becomes_the_resources_entity(tmp_path):
@@ -95,4 +95,29 @@ def test_an_array_that_is_part_of_one_record_is_not_a_list_of_records(tmp_path):
     document = {"openapi": "3.0.0", "info": {"title": "Status", "version": "1"},
                 "paths": {"/health": {"get": {"operationId": "getHealth", "responses": {"200": _json(status)}}}}}
     spec = _import(tmp_path, document)
-    assert spec.entities == [] and spec.tools[0].effect == Effect.ACTION
+    assert spec.entities == [] and spec.tools[0].effect == Effect.QUERY
+
+
+def test_a_resource_no_read_describes_holds_what_its_writes_send(tmp_path):
+    """No response schema at all (as in many hand-written specs): the create's and updates' bodies say
+    what an order holds; a read-only property is the service's, not the caller's."""
+    document = _document({"type": "object", "properties": {"count": {"type": "integer"}}})
+    document["paths"]["/orders/{orderId}"]["get"]["responses"] = {"200": {"description": "ok"}}
+    document["paths"]["/orders"]["post"]["responses"] = {"201": {"description": "made"}}
+    document["paths"]["/orders"]["post"]["requestBody"]["content"]["application/json"]["schema"] = {
+        "type": "object", "required": ["total"], "properties": {
+            "status": ORDER["properties"]["status"], "total": {"type": "number"},
+            "created": {"type": "string", "readOnly": True}}}
+    document["paths"]["/orders/{orderId}"]["patch"] = {"operationId": "patchOrder", "requestBody": {"content": {
+        "application/json": {"schema": {"type": "object", "properties": {"note": {"type": "string"}}}}}},
+        "responses": {"200": {"description": "ok"}}}
+    spec = _import(tmp_path, document)
+    [entity] = spec.entities
+    assert entity.name == "Order"
+    assert {f.name: f.required for f in entity.fields} == {"status": False, "total": True, "note": False}
+    effects = {t.name: t.effect for t in spec.tools}
+    assert effects == {"list_orders": Effect.LIST, "create_order": Effect.CREATE, "get_order": Effect.READ,
+                       "patch_order": Effect.UPDATE, "delete_order": Effect.DELETE}
+    build = build_service(spec, OfflineSynthesizer(), trusted_executor, OfflineWorldModel(), seed=7)
+    assert sorted(build.verified_tools) == sorted(effects)
+

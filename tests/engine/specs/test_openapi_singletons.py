@@ -88,7 +88,7 @@ def test_its_methods_read_update_and_delete_the_record_the_parent_key_names(code
     assert effects["update_branch_protection"] == (Effect.UPDATE, "BranchProtection")
     assert effects["delete_branch_protection"] == (Effect.DELETE, "BranchProtection")
     assert effects["contexts_put"] == (Effect.ACTION, None)
-    assert effects["list_comments"] == (Effect.ACTION, None)
+    assert effects["list_comments"] == (Effect.QUERY, None)
     assert effects["merge_branch"] == (Effect.ACTION, None)
     key = code_host.tool("get_branch_protection").parameter_properties()["branch"]
     assert key[TYPE_KEY] == "code_host.BranchProtection.id"

@@ -25,7 +25,7 @@ def test_bfcl_simple_entries_flatten_into_one_service_with_valid_names():
     assert spec.source.kind == "bfcl"
     names = [t.name for t in spec.tools]
     assert "math_factorial" in names and "random_forest_train" in names and "calculate_triangle_area" in names
-    assert all(t.effect is Effect.ACTION for t in spec.tools)
+    assert {t.effect for t in spec.tools} == {Effect.ACTION, Effect.QUERY}  # calculate_*: a query
 
 
 def test_gorilla_dialect_types_are_mapped():
@@ -55,7 +55,7 @@ def test_integer_ids_do_not_become_entity_keys():
     spec = _only_spec(import_spec_file(FIXTURES / "bfcl_ticket_api.json"))
     assert spec.tool("create_ticket").effect is Effect.CREATE
     assert [f.name for f in spec.entity("Ticket").fields] == ["title", "description", "priority"]
-    assert spec.tool("get_ticket").effect is Effect.ACTION  # ticket_id is an integer
+    assert spec.tool("get_ticket").effect is Effect.QUERY  # ticket_id is an integer: no entity read, a query
     assert spec.tool("close_ticket").effect is Effect.ACTION
 
 

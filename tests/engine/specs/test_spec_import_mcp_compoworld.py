@@ -19,8 +19,8 @@ def test_mcp_filesystem_annotations_veto_effects():
     effects = {t.name: t.effect for t in spec.tools}
     assert effects["create_directory"] is Effect.CREATE
     assert effects["write_file"] is Effect.ACTION  # destructive, no entity
-    assert effects["list_directory"] is Effect.ACTION  # singular noun: not a collection listing
-    assert effects["read_text_file"] is Effect.ACTION
+    assert effects["list_directory"] is Effect.QUERY  # singular noun: not a collection listing, but a read
+    assert effects["read_text_file"] is Effect.QUERY
     assert spec.tool("read_text_file").input_types() == {"path": "file_path"}
     assert spec.tool("get_file_info").output_types() == {"created": "datetime", "modified": "datetime"}
 
@@ -33,7 +33,7 @@ def test_mcp_json_rpc_wrapper_and_entities():
     assert effects["get_gist"] == (Effect.READ, "Gist")
     assert effects["update_gist"] == (Effect.UPDATE, "Gist")
     assert effects["list_gists"] == (Effect.LIST, "Gist")
-    assert effects["get_issue"] == (Effect.ACTION, None)  # numeric issue_number is no entity key
+    assert effects["get_issue"] == (Effect.QUERY, None)  # numeric issue_number is no entity key: a query
     assert effects["delete_file"] == (Effect.ACTION, None)  # no File entity in this service
     assert spec.description and spec.tool("get_gist").description.startswith("Get gist content")
     assert [f.name for f in spec.entity("Gist").fields] == ["description", "filename", "content", "public"]
@@ -53,7 +53,7 @@ def test_read_only_hint_vetoes_a_mutating_verb():
     }
     result = import_mcp_tools(tools, location="notes.json")
     [spec] = result.specs
-    assert spec.tool("create_note").effect is Effect.ACTION
+    assert spec.tool("create_note").effect is Effect.QUERY  # read-only: it may change nothing
     assert [q.reason for q in result.quarantined] == [
         "tool 'bad': parameters is not an object (got str)",
         "tool has no name",

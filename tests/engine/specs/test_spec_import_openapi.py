@@ -48,8 +48,8 @@ def test_effects_follow_method_and_path_shape(onepassword):
     assert effects["get_vaults"] == (Effect.SEARCH, "Vault")  # has a ``filter`` query parameter
     assert effects["get_item_files"] == (Effect.LIST, "File")
     assert effects["get_api_activity"] == (Effect.LIST, "Activity")  # /activity returns APIRequest records
-    assert effects["get_heartbeat"] == (Effect.ACTION, None)
-    assert effects["download_file_by_id"] == (Effect.ACTION, None)  # GET on a sub-resource without a schema
+    assert effects["get_heartbeat"] == (Effect.QUERY, None)
+    assert effects["download_file_by_id"] == (Effect.QUERY, None)  # GET on a sub-resource without a schema: a query
 
 
 def test_path_ids_are_string_references_to_their_entities(onepassword):

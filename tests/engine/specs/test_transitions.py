@@ -124,14 +124,15 @@ def test_a_malformed_declaration_quarantines_only_its_tool():
     assert "x-cw-transition must be an object" in result.quarantined[0].reason
 
 
-def test_mcp_read_only_tools_get_no_transition():
+def test_mcp_read_only_tools_become_queries():
     tools = {"tools": [{"name": "cancel_order", "annotations": {"readOnlyHint": True},
                         "inputSchema": {"type": "object", "properties": {"order_id": {"type": "string"}}}},
                        {"name": "get_order", "inputSchema": {"type": "object", "properties": {
                            "order_id": {"type": "string"}}, "required": ["order_id"]}}]}
     [spec] = import_document(tools, location="mcp.json").specs
-    assert spec.tool("cancel_order").effect is Effect.ACTION
-    assert spec.tool("cancel_order").transition.kind == "none"
+    assert spec.tool("cancel_order").effect is Effect.QUERY
+    assert spec.tool("cancel_order").transition.kind == "query"
+    assert spec.tool("cancel_order").transition.evidence == ["the server marks the tool read-only"]
 
 
 def test_derivation_is_deterministic_and_idempotent(shop):

@@ -28,6 +28,22 @@ def test_type_edge_across_services_carries_email(tiny_specs):
         ("type", "email", "to", "email", True)]
 
 
+@pytest.mark.parametrize(("pattern", "joined"), [
+    (r"^[^@]+@[^@]+\.[a-z]+$", True),  # any email fits: the producer's email flows in
+    (r"^[a-z]+@billing\.corp\.internal$", False),  # one mailbox domain: no producer's email would fit
+    ("(unclosed", True),  # a pattern Python cannot read constrains nothing
+])
+def test_a_parameter_pattern_narrower_than_its_type_takes_no_edge(tiny_specs, pattern, joined):
+    mailer = next(s for s in tiny_specs if s.id == "mailer")
+    tool = mailer.tool("create_message")
+    props = {**tool.parameter_properties(), "to": {**tool.parameter_properties()["to"], "pattern": pattern}}
+    narrowed = tool.model_copy(update={"parameters": {**tool.parameters, "properties": props}})
+    specs = [s if s.id != "mailer" else s.model_copy(update={"tools": [
+        narrowed if t.name == "create_message" else t for t in s.tools]}) for s in tiny_specs]
+    graph = build_dependency_graph(specs)
+    assert bool(_edges(graph, "shop_get_customer", "mailer_create_message")) == joined
+
+
 def test_entity_reference_type_edge_within_a_service(tiny_specs):
     graph = build_dependency_graph(tiny_specs)
     edges = _edges(graph, "shop_create_customer", "shop_create_order")

@@ -134,3 +134,37 @@ def test_offline_world_model_fills_all_of_from_state_and_satisfies_patterns():
     assert result["success"] and schema_errors(returns, result["data"]) == []
     assert result["data"]["vault_id"] == "vault_0001"
     assert OfflineWorldModel().simulate(spec, tool, {}, state).result == result
+
+
+@pytest.mark.parametrize("seed", range(5))
+def test_every_keyword_of_an_all_of_part_shapes_the_value(seed):
+    """A property written as ``allOf`` of its schema and a description keeps its items, enum, bounds and
+    pattern (as in AWS specs), so the value fits it."""
+    schema = {"type": "object", "required": ["failed", "status", "arn", "tags"], "properties": {
+        "failed": {"allOf": [{"type": "array", "minItems": 1, "items": {"type": "object", "properties": {
+            "id": {"type": "string"}}}}, {"description": "Failures."}]},
+        "status": {"allOf": [{"type": "string", "enum": ["InProgress", "Failed"]}, {"description": "Status."}]},
+        "arn": {"allOf": [{"type": "string", "minLength": 40, "maxLength": 60,
+                           "pattern": "^arn:(aws|aws-cn):gateway:[a-z0-9-]+:[0-9]{12}:gw/.+$"}]},
+        "tags": {"type": "object", "minProperties": 1, "additionalProperties": {"type": "string"}},
+    }}
+    assert merge_all_of(schema["properties"]["status"])["enum"] == ["InProgress", "Failed"]
+    value = schema_value(schema, random.Random(seed))
+    assert schema_errors(schema, value) == []
+    assert isinstance(value["failed"][0], dict) and value["status"] in ("InProgress", "Failed")
+
+
+def test_a_pattern_value_respects_a_minimum_length():
+    """Never a value outside the bounds; a pattern that allows them gets one on most draws (it is a search)."""
+    found = [pattern_value("^[a-z]{3,20}$", random.Random(seed), 12, 10) for seed in range(10)]
+    assert all(10 <= len(text) <= 12 for text in found if text is not None)
+    assert sum(text is not None for text in found) >= 8
+
+
+def test_a_pattern_narrower_than_the_shared_type_shapes_the_value():
+    """``x-cw-type: url`` with a pattern for one kind of URL: the value matches the pattern, not just any URL."""
+    schema = {"type": "string", TYPE_KEY: "url", "pattern": r"^https:\/\/[a-z0-9]{3,12}\.blob\/[a-z0-9]{3,20}$"}
+    for seed in range(5):
+        value = schema_value(schema, random.Random(seed))
+        assert re.search(schema["pattern"], value), value
+    assert schema_value({"type": "string", TYPE_KEY: "url"}, random.Random(0)).startswith("http")

@@ -155,7 +155,7 @@ def _classify(
 
 def _read_only(raw: RawTool) -> Transition | None:
     """No state change for a tool its server marks read-only (MCP ``readOnlyHint``)."""
-    return Transition(kind="none", evidence=["the server marks the tool read-only"]) if raw.read_only else None
+    return Transition(kind="query", evidence=["the server marks the tool read-only"]) if raw.read_only else None
 
 
 def _entity_spec(

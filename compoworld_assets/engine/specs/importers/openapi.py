@@ -70,7 +70,11 @@ from compoworld_assets.engine.specs.model import (
     ToolSpec,
     preview,
 )
-from compoworld_assets.engine.specs.transitions import declared_transition, derive_transitions
+from compoworld_assets.engine.specs.transitions import (
+    declared_transition,
+    derive_transitions,
+    safe_method_transition,
+)
 from compoworld_assets.engine.types import TYPE_KEY, entity_ref
 from compoworld_assets.engine.values import merge_all_of
 
@@ -515,7 +519,8 @@ class _Importer:
         What a read returns is one record of the resource it reads: the response of ``GET /orders/{id}``,
         or the items of the array ``GET /orders`` returns (bare, or as the one array property of a
         wrapper, named like a list: ``items``, ``data``, ``orders``...; ``GET /health``'s
-        ``dependencies`` are parts of one record, not the records of a list). That record is either
+        ``dependencies`` are parts of one record, not the records of a list). A resource with item paths that
+        no read describes holds what its create and updates send (:meth:`_add_written_fields`). That record is either
         described inline (an object with properties) or a reference to a component named otherwise
         (``DeviceDetails`` for ``/push/deviceRegistrations``); a reference stays one (``{"$ref": ...}``)
         so that the entity is built from the component. The item read's schema wins over the list's, as
@@ -523,8 +528,12 @@ class _Importer:
         """
         from_item: dict[str, Any] = {}
         from_list: dict[str, Any] = {}
+        written: dict[str, tuple[dict[str, Any], list[str]]] = {}
+        items = {op.collection_key for op in ops if op.is_item} - {None}
         for op in ops:
             key = op.collection_key
+            if key in items and (op.method == "post") != op.is_item and op.method in ("post", "put", "patch"):
+                self._add_written_fields(op, written.setdefault(key, ({}, [])))
             if key is None or op.method != "get":
                 continue
             try:
@@ -534,7 +543,24 @@ class _Importer:
             if schema is None:
                 continue
             (from_item if op.is_item else from_list).setdefault(key, schema)
-        return {**from_list, **from_item}
+        from_writes = {key: {"type": "object", "properties": props, "required": sorted(set(required) & set(props))}
+                       for key, (props, required) in written.items() if len(props) >= MIN_INLINE_FIELDS}
+        return {**from_writes, **from_list, **from_item}
+
+    def _add_written_fields(self, op: Operation, into: tuple[dict[str, Any], list[str]]) -> None:
+        """Add the properties of what a create (``POST`` on the collection) or an update (``PUT``/``PATCH`` on
+        an item) sends to ``into`` (properties, required): the fields of a resource no read describes. The
+        create's required properties are the record's (an update's are only what that update needs)."""
+        try:
+            body = self._schema_of_content(op.spec.get("requestBody"))
+            props, required = self._flat_properties(body) if isinstance(body, dict) else ({}, [])
+        except _CAUGHT:
+            return
+        writable = {name: prop for name, prop in props.items() if not prop.get("readOnly")}
+        for name, prop in writable.items():
+            into[0].setdefault(name, prop)
+        if op.method == "post":
+            into[1].extend(r for r in required if r in writable)
 
     def _record_schema(self, schema: Any, *, item: bool, noun: str) -> dict[str, Any] | None:
         """The schema of one record in a read's response: inline, or a ``$ref`` to a component (None: no record).
@@ -840,7 +866,8 @@ class _Importer:
             returns=returns,
             effect=effect,
             entity=entity if effect is not Effect.ACTION else None,
-            transition=declared_transition(op.spec),
+            transition=declared_transition(op.spec) or (
+                safe_method_transition(base, op.method) if effect is Effect.ACTION else None),
         )
         taken.add(spec.name)
         return spec
