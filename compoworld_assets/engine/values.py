@@ -81,8 +81,8 @@ def shared_value(type_name: str, rng: random.Random) -> Any:
             return round(rng.uniform(5, 5000), 2)
         case "currency":
             return rng.choice(CURRENCIES)
-        case "url":
-            return f"https://{rng.choice(COMPANIES).lower().split()[0]}.example.com/{rng.choice(WORDS)}"
+        case "url":  # shaped as the seeder's record URLs (``seeding``), so one check sees what tools produce
+            return f"https://{rng.choice(COMPANIES).lower().split()[0]}.example.com/{rng.choice(WORDS)}/{rng.randint(1, 99)}"
         case "address":
             return f"{rng.randint(1, 250)} {rng.choice(STREETS)}"
         case "city":

@@ -450,7 +450,7 @@ def _apply(tool: ToolSpec, transition: Transition, draft: _Draft) -> ToolSpec:
     written = {name: schema for name, schema in sorted(tool.parameter_properties().items())
                if name != transition.key}
     new_entity = not entity.fields and transition.kind == "create"
-    entity.fields.extend(_new_fields(entity, written, set(tool.required_parameters()) if new_entity else set()))
+    entity.fields.extend(parameter_fields(entity, written, set(tool.required_parameters()) if new_entity else set()))
     if made:
         if not entity.fields:
             return tool  # none of its parameters is a field: a record of nothing, so the tool stays an action
@@ -466,7 +466,7 @@ def _apply(tool: ToolSpec, transition: Transition, draft: _Draft) -> ToolSpec:
                                    "sets": sets, "transition": transition})
 
 
-def _new_fields(entity: EntitySpec, written: dict[str, Any], required_names: set[str]) -> list[FieldSpec]:
+def parameter_fields(entity: EntitySpec, written: dict[str, Any], required_names: set[str]) -> list[FieldSpec]:
     """Fields for the written parameters the entity lacks, typed from the parameter's schema.
 
     Only a new entity's fields can be required (an existing entity's other tools do not pass them);

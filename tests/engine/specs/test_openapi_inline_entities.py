@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 
 from compoworld_assets.engine.runtime.sandbox import trusted_executor
+from compoworld_assets.engine.runtime.service_runtime import ServiceRuntime
 from compoworld_assets.engine.service_build import build_service
 from compoworld_assets.engine.specs.importers import import_spec_file
 from compoworld_assets.engine.specs.model import Effect
@@ -121,3 +122,28 @@ def test_a_resource_no_read_describes_holds_what_its_writes_send(tmp_path):
     build = build_service(spec, OfflineSynthesizer(), trusted_executor, OfflineWorldModel(), seed=7)
     assert sorted(build.verified_tools) == sorted(effects)
 
+
+
+def test_an_update_that_names_no_field_gives_the_record_the_fields_it_writes(tmp_path):
+    """The read describes an order as {status, total, customer_email}; ``PUT /orders/{id}`` takes other names
+    (the API's writable view). Without those fields the update would succeed and change nothing."""
+    document = _document({"type": "array", "items": ORDER})
+    document["paths"]["/orders/{orderId}"]["put"] = {"operationId": "replaceOrder", "requestBody": {"content": {
+        "application/json": {"schema": {"type": "object", "required": ["shippingNote"], "properties": {
+            "shippingNote": {"type": "string"}, "giftWrap": {"type": "boolean"}}}}}},
+        "responses": {"200": _json(ORDER)}}
+    spec = _import(tmp_path, document)
+    [entity] = spec.entities
+    added = {f.name: (f.json_type, f.required) for f in entity.fields if f.name in ("shippingNote", "giftWrap")}
+    assert added == {"shippingNote": ("string", False), "giftWrap": ("boolean", False)}
+    assert "giftWrap" in spec.tool("get_order").returns["properties"]  # the reads show what the update wrote
+    build = build_service(spec, OfflineSynthesizer(), trusted_executor, OfflineWorldModel(), seed=7)
+    assert "replace_order" in build.verified_tools
+    order_id = min(build.seed_state.tables["Order"])
+    runtime = ServiceRuntime(spec, build.module, world_model=OfflineWorldModel())
+    try:
+        runtime.reset(build.seed_state)
+        assert runtime.call("replace_order", {"orderId": order_id, "shippingNote": "leave at door"})["success"]
+        assert runtime.call("get_order", {"orderId": order_id})["data"]["shippingNote"] == "leave at door"
+    finally:
+        runtime.close()

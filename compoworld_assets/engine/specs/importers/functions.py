@@ -24,6 +24,7 @@ from pydantic import ValidationError
 from compoworld_assets.engine.deadline import check_deadline
 from compoworld_assets.engine.specs.importers.schema import entity_fields, json_type_of
 from compoworld_assets.engine.specs.importers.schema_repair import ToolRejected, repair_tool_schemas
+from compoworld_assets.engine.specs.importers.update_fields import with_update_fields
 from compoworld_assets.engine.specs.infer import (
     annotate_schema,
     context_words,
@@ -226,7 +227,7 @@ def build_function_service(
     entity_specs = [_entity_spec(e, tools, service_id, entities, context) for e in sorted(entities)]
     try:
         result.specs.append(
-            derive_transitions(
+            derive_transitions(with_update_fields(
                 ServiceSpec(
                     id=service_id,
                     name=name,
@@ -237,7 +238,7 @@ def build_function_service(
                     entities=entity_specs,
                     tools=tools,
                 )
-            )
+            ))
         )
     except ValidationError as error:
         result.quarantined.append(

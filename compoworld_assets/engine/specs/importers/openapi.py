@@ -51,6 +51,7 @@ from compoworld_assets.engine.specs.importers.schema_repair import (
     repair_schema,
     repair_tool_schemas,
 )
+from compoworld_assets.engine.specs.importers.update_fields import with_update_fields
 from compoworld_assets.engine.specs.infer import (
     annotate_schema,
     context_words,
@@ -900,7 +901,7 @@ class _Importer:
             "source": SourceRef(kind=KIND, location=self.location),
         }
         try:
-            return [derive_transitions(ServiceSpec(**fields, entities=entities, tools=tools))]
+            return [derive_transitions(with_update_fields(ServiceSpec(**fields, entities=entities, tools=tools)))]
         except ValidationError as error:
             self.quarantine(
                 self.location,
