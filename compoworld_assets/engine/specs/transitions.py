@@ -124,12 +124,13 @@ CREATE_VERBS = frozenset(
      "enroll", "subscribe", "order", "purchase", "buy"}
 )
 # Verbs of a tool that reads or computes without changing anything (``describe_stream``, ``translate_text``):
-# it becomes a ``query``, answered by the world model from the state, which it may not change.
+# it becomes a ``query``, answered by the world model from the state, which it may not change. Verbs that
+# also name a write are left out (``watch_repository`` subscribes, ``check_in`` is phrasal).
 READ_VERBS = frozenset(
     {"get", "list", "describe", "search", "find", "lookup", "query", "fetch", "retrieve", "read", "view", "show",
      "count", "check", "validate", "preview", "estimate", "calculate", "compute", "analyze", "analyse", "detect",
      "predict", "classify", "recognize", "extract", "summarize", "translate", "convert", "geocode", "parse",
-     "tokenize", "compare", "download", "inspect", "explain", "watch", "poll", "browse", "scan"}
+     "tokenize", "compare", "download", "inspect", "explain", "poll", "browse", "scan"}
 )
 # HTTP methods that do not change the resource (RFC 9110 section 9.2.1).
 SAFE_METHODS = frozenset({"get", "head", "options"})

@@ -99,3 +99,12 @@ def test_the_llm_world_model_is_told_a_query_only_reads(lingo):
     [_, action] = model.messages(lingo, lingo.tool("run_sync"), {}, state)
     assert 'This tool only reads (query): leave out "changes".' in query["content"]
     assert "only reads" not in action["content"]
+
+
+def test_a_verb_that_also_names_a_write_is_no_reading_verb():
+    document = [{"name": name, "description": "", "parameters": {"type": "object", "properties": {
+        "repository": {"type": "string"}}}} for name in ("watch_repository", "check_in_guest", "count_stars")]
+    [spec] = import_document(document, location="repos.json").specs
+    effects = {t.name: t.effect for t in spec.tools}
+    assert effects == {"watch_repository": Effect.ACTION, "check_in_guest": Effect.ACTION,
+                       "count_stars": Effect.QUERY}
