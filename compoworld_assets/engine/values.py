@@ -110,7 +110,7 @@ def schema_value(schema: dict[str, Any], rng: random.Random, depth: int = 0) -> 
         return schema_value(merge_all_of(schema), rng, depth)
     if schema.get(TYPE_KEY) and (schema[TYPE_KEY] in SHARED_TYPES or is_entity_ref(schema[TYPE_KEY])):
         value = shared_value(schema[TYPE_KEY], rng)
-        if not isinstance(schema.get("pattern"), str) or _matches(schema["pattern"], value):
+        if not isinstance(schema.get("pattern"), str) or matches_pattern(schema["pattern"], value):
             return value  # else the pattern says more than the type (an https URL of one host): drawn from it
     json_type = schema.get("type", "string")
     if isinstance(json_type, list):
@@ -171,7 +171,7 @@ def schema_value(schema: dict[str, Any], rng: random.Random, depth: int = 0) -> 
     return phrase(rng, 2)
 
 
-def _matches(pattern: str, value: Any) -> bool:
+def matches_pattern(pattern: str, value: Any) -> bool:
     """Whether ``value`` is a string ``pattern`` finds (a pattern Python cannot read constrains nothing)."""
     try:
         return isinstance(value, str) and re.search(pattern, value) is not None

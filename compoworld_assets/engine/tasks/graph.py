@@ -33,7 +33,6 @@ from __future__ import annotations
 
 import math
 import random
-import re
 import statistics
 from collections import Counter
 from collections.abc import Iterable, Mapping
@@ -49,7 +48,7 @@ from compoworld_assets.engine.service_build import BuiltService
 from compoworld_assets.engine.specs.model import Effect, ServiceSpec, ToolSpec
 from compoworld_assets.engine.synthesis.offline import is_code_tool
 from compoworld_assets.engine.types import TYPE_KEY, entity_ref, is_entity_ref
-from compoworld_assets.engine.values import merge_all_of, shared_value
+from compoworld_assets.engine.values import matches_pattern, merge_all_of, shared_value
 
 IDENTIFYING_TYPES = frozenset({"email", "phone", "file_path", "url"})
 PERSON_TYPES = frozenset({"email", "phone"})
@@ -158,12 +157,8 @@ def admits_type_values(type_name: str, schema: Any) -> bool:
 
 @lru_cache(maxsize=4096)
 def _pattern_admits(type_name: str, pattern: str) -> bool:
-    try:
-        compiled = re.compile(pattern)
-    except (re.error, RecursionError, OverflowError):
-        return True  # a pattern Python cannot read constrains nothing, as for argument checks
     values = (shared_value(type_name, random.Random(f"{type_name}:{i}")) for i in range(TYPE_VALUE_SAMPLES))
-    return all(compiled.search(str(value)) for value in values)
+    return all(matches_pattern(pattern, str(value)) for value in values)
 
 
 def _path_order(path: str) -> tuple[int, int, str]:
