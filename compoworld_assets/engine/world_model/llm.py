@@ -134,7 +134,7 @@ class LLMWorldModel:
 
     @property
     def model_id(self) -> str:
-        return f"llm/{self.model}/t={self.temperature:g}/p2"  # p2: answers carry state changes
+        return f"llm/{self.model}/t={self.temperature:g}/p3"  # p2: answers carry state changes; p3: queries told they only read
 
     def simulate(
         self, spec: ServiceSpec, tool: ToolSpec, args: dict[str, Any], state: ServiceState
