@@ -23,10 +23,10 @@ from compoworld_assets.engine import values
 from compoworld_assets.engine.library import builtin_specs
 from compoworld_assets.engine.library.phrases import text_for
 from compoworld_assets.engine.library.population import Person, Population
-from compoworld_assets.engine.library.roles import role_of
+from compoworld_assets.engine.library.roles import Role, parameter_role, role_of
 from compoworld_assets.engine.library.wording import words as _words
 from compoworld_assets.engine.runtime.state import ServiceState, WorldState
-from compoworld_assets.engine.specs.model import EntitySpec, FieldSpec, ServiceSpec
+from compoworld_assets.engine.specs.model import Effect, EntitySpec, FieldSpec, ServiceSpec, ToolSpec
 from compoworld_assets.engine.specs.transitions import ready_statuses
 from compoworld_assets.engine.types import SHARED_TYPES, entity_ref, is_entity_ref, parse_entity_ref
 
@@ -35,6 +35,8 @@ __all__ = ["DEFAULT_ROWS", "Person", "Population", "seed_service_state", "seed_w
 DEFAULT_ROWS = 8
 OPTIONAL_EMPTY_RATE = 0.2
 PERSON_TYPES = frozenset({"email", "person_name", "phone", "company_name", "address", "city", "country"})
+LOOKUP_FILTER_EFFECTS = frozenset({Effect.LIST, Effect.SEARCH})
+WEBSITE_WORDS = frozenset({"website", "homepage"})
 LOCATION_TYPES = frozenset({"address", "city", "country"})
 TYPE_WORDS = frozenset({"email", "name", "full", "first", "last", "phone", "mobile", "company", "address",
                         "city", "country"})
@@ -178,7 +180,7 @@ class _RowMaker:
             return currency
         if kind is None and spec_field.name == "username":
             return self._person(self.cast.primary, anchor, rng, people).email.split("@")[0]
-        if kind == "url" and {"website", "homepage"} & set(_words(spec_field.name)):
+        if kind == "url" and _website(spec_field.name):
             person = self._person(self.cast.primary, anchor, rng, people)
             return self.population.company(person.company).website
         if kind is not None:
@@ -290,6 +292,51 @@ def person_slot(spec_field: FieldSpec) -> str | None:
     if effective_type(spec_field) in LOCATION_TYPES and set(words) & LOCATION_TYPES:
         return None
     return "_".join(w for w in words if w not in TYPE_WORDS)
+
+
+def seeded_role(entity: EntitySpec, field_name: str) -> str:
+    """The pool whose people fill person field ``field_name`` of ``entity``'s seeded records.
+
+    A field without a slot of its own (``email``) describes the record's main person, as
+    :meth:`_RowMaker._value` fills it.
+    """
+    cast = _Cast.of(entity)
+    slot = cast.slots.get(field_name)
+    return pool_role(cast.primary if slot is None else slot, entity)
+
+
+def wanted_role(spec: ServiceSpec, tool: ToolSpec, parameter: str) -> Role | None:
+    """The role of the person a parameter of ``tool`` takes, for the graph and the task's values.
+
+    A list or search filter on a person field finds only records that hold that person, and seeded
+    records hold people of one pool (:func:`seeded_role`): a filter on a Businessuser's ``email``
+    finds customers, whatever its name says, so an employee's email there finds nothing. Any other
+    parameter takes the role its words give (:func:`~compoworld_assets.engine.library.roles.parameter_role`).
+    """
+    entity = spec.entity(tool.entity) if tool.entity and tool.effect in LOOKUP_FILTER_EFFECTS else None
+    field = entity.field(parameter) if entity is not None else None
+    if field is None or effective_type(field) not in PERSON_TYPES:
+        return parameter_role(spec, tool, parameter)
+    named = parameter_role(spec, tool, parameter)
+    role = seeded_role(entity, parameter)
+    return named if named is not None and named.role == role else Role(
+        role, f"{parameter}: {entity.name} records are seeded with {role}s")
+
+
+def shared_across_services(spec: ServiceSpec, tool: ToolSpec, parameter: str) -> bool:
+    """Whether a list or search filter ``parameter`` can find a value another service's records hold.
+
+    Seeded people, file paths and company websites come from the world's one population, so another
+    service can hold the same ones; any other URL is made for its record (``{website}/{word}/{n}``)
+    and is found only in the service that made it. Parameters that filter no field are not restricted.
+    """
+    entity = spec.entity(tool.entity) if tool.entity and tool.effect in LOOKUP_FILTER_EFFECTS else None
+    field = entity.field(parameter) if entity is not None else None
+    return field is None or effective_type(field) != "url" or _website(field.name)
+
+
+def _website(name: str) -> bool:
+    return bool(WEBSITE_WORDS & set(_words(name)))
 
 
 def pool_role(slot: str, entity: EntitySpec) -> str:

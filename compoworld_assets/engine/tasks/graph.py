@@ -20,7 +20,11 @@ Nodes are tools, named by their qualified name (``crm_get_contact``). Two kinds 
 
 Person edges (emails, phones) join only compatible roles (:mod:`compoworld_assets.engine.library.roles`):
 a candidate's email never fills a payslip's ``employee_email``; a role-less field (``to``,
-``recipient_email``) goes with anyone. The edge keeps the evidence in ``roles``.
+``recipient_email``) goes with anyone, except where it filters a list or search: there it finds only
+the people its records are seeded with (:func:`~compoworld_assets.engine.library.seeding.wanted_role`),
+and a URL made for its record (anything but a company website) is found only by its own service
+(:func:`~compoworld_assets.engine.library.seeding.shared_across_services`). The edge keeps the
+evidence in ``roles``.
 
 Node attributes: the tool's ``service_id``, ``tool``, ``domain``, ``effect``, ``entity``,
 ``changes_state``; ``code`` (it runs as verified code) and ``walkable`` (task walks may use it:
@@ -43,7 +47,8 @@ from xml.sax.saxutils import escape
 import networkx as nx
 import polars as pl
 
-from compoworld_assets.engine.library.roles import Role, compatible, output_role, parameter_role
+from compoworld_assets.engine.library.roles import Role, compatible, output_role
+from compoworld_assets.engine.library.seeding import shared_across_services, wanted_role
 from compoworld_assets.engine.service_build import BuiltService
 from compoworld_assets.engine.specs.model import Effect, ServiceSpec, ToolSpec
 from compoworld_assets.engine.synthesis.offline import is_code_tool
@@ -179,7 +184,9 @@ def _add_type_edges(graph: nx.MultiDiGraph, spec: ServiceSpec, tool: ToolSpec,
             target = target_spec.qualified_tool_name(target_tool.name)
             if target == source or type_name == deleted or _undoes(tool, target_tool, spec, target_spec):
                 continue
-            wanted = parameter_role(target_spec, target_tool, parameter) if type_name in PERSON_TYPES else None
+            if target_spec.id != spec.id and not shared_across_services(target_spec, target_tool, parameter):
+                continue
+            wanted = wanted_role(target_spec, target_tool, parameter) if type_name in PERSON_TYPES else None
             if not compatible(produced, wanted):
                 continue
             best.setdefault((target, parameter), (path, type_name, role_evidence(produced, wanted)))

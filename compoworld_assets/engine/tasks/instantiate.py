@@ -18,11 +18,17 @@ from compoworld_assets.engine.canonical import content_hash
 from compoworld_assets.engine.library.builder import snake_case
 from compoworld_assets.engine.library.intents import entity_noun
 from compoworld_assets.engine.library.population import Population
-from compoworld_assets.engine.library.roles import Role, compatible, parameter_role, role_of
-from compoworld_assets.engine.library.seeding import DEFAULT_ROWS, seed_world
+from compoworld_assets.engine.library.roles import Role, compatible, role_of
+from compoworld_assets.engine.library.seeding import (
+    DEFAULT_ROWS,
+    PERSON_TYPES,
+    seed_world,
+    seeded_role,
+    wanted_role,
+)
 from compoworld_assets.engine.runtime.state import WorldState
 from compoworld_assets.engine.service_build import BuiltService
-from compoworld_assets.engine.specs.model import READ_EFFECTS, Effect, ServiceSpec
+from compoworld_assets.engine.specs.model import READ_EFFECTS, Effect, EntitySpec, FieldSpec, ServiceSpec
 from compoworld_assets.engine.tasks.arguments import harmonize, realize_constants
 from compoworld_assets.engine.tasks.consistency import check_task
 from compoworld_assets.engine.tasks.difficulty import task_difficulty
@@ -225,7 +231,7 @@ def _world_values(name: str, binding: ArgBinding, step: PlanStep, plan: Plan, wo
         return []
     order = [step.service_id] + [s for s in plan.services if s != step.service_id] + sorted(world.services)
     spec = specs[step.service_id]
-    wanted = parameter_role(spec, spec.tool(step.tool), name)
+    wanted = wanted_role(spec, spec.tool(step.tool), name)
     for service_id in dict.fromkeys(order):
         if service_id in world.services:
             found = _typed_values(specs[service_id], world, binding.type, wanted)
@@ -241,10 +247,17 @@ def _typed_values(spec: ServiceSpec, world: WorldState, type_name: str, wanted: 
         found |= set(tables.get(parse_entity_ref(type_name)[1], {}))
     for entity in spec.entities:
         for field in entity.fields:
-            if field.type == type_name and compatible(role_of(field.name, entity.name, field.description), wanted):
+            if field.type == type_name and compatible(_holds(entity, field), wanted):
                 found |= {r[field.name] for r in tables.get(entity.name, {}).values()
                           if isinstance(r.get(field.name), str) and r[field.name]}
     return sorted(found)
+
+
+def _holds(entity: EntitySpec, field: FieldSpec) -> Role | None:
+    """Whose values a seeded field holds: people of its pool (:func:`seeded_role`), else its words' role."""
+    if field.type in PERSON_TYPES:
+        return Role(seeded_role(entity, field.name), f"{field.name}: seeded")
+    return role_of(field.name, entity.name, field.description)
 
 
 def _report_sources(plan: Plan, specs: Mapping[str, ServiceSpec]) -> dict[str, ArgBinding]:

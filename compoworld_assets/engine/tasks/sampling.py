@@ -54,6 +54,7 @@ from dataclasses import dataclass, field
 import networkx as nx
 
 from compoworld_assets.engine.library.roles import compatible, output_role, parameter_role
+from compoworld_assets.engine.library.seeding import wanted_role
 from compoworld_assets.engine.library.wording import words
 from compoworld_assets.engine.specs.model import (
     READ_ONLY_EFFECTS,
@@ -427,7 +428,7 @@ def _bind_parameter(info: _Tool, parameter: str, steps: list[PlanStep], tools: d
     type_name = schema.get(TYPE_KEY) if isinstance(schema, dict) else None
     entity = info.tool.entity
     if type_name and carries_information(type_name):
-        wanted = parameter_role(info.spec, info.tool, parameter) if type_name in PERSON_TYPES else None
+        wanted = wanted_role(info.spec, info.tool, parameter) if type_name in PERSON_TYPES else None
         for earlier in reversed(steps):
             source = tools[earlier.qualified_name]
             path = next((p for p, t in source.outputs if t == type_name

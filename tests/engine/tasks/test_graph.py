@@ -21,6 +21,10 @@ def _edges(graph, source, target):
     return [d for _, v, d in graph.out_edges(source, data=True) if v == target]
 
 
+def _feeds(graph, source, target, parameter):
+    return [d for d in _edges(graph, source, target) if d["parameter"] == parameter]
+
+
 def test_type_edge_across_services_carries_email(tiny_specs):
     graph = build_dependency_graph(tiny_specs)
     edges = _edges(graph, "shop_get_customer", "mailer_create_message")
@@ -118,16 +122,44 @@ def test_roles_block_a_nonsensical_edge():
     role-less recipient (an email's ``to``) takes anyone's."""
     from compoworld_assets.engine.library import builtin_spec
 
-    specs = [builtin_spec(s) for s in ("recruiting", "hr", "payroll", "mail")]
-    graph = build_dependency_graph(specs)
-
-    def feeds(source: str, target: str, parameter: str) -> list[dict]:
-        return [d for _, t, d in graph.out_edges(source, data=True) if t == target and d["parameter"] == parameter]
-
-    assert not feeds("recruiting_get_candidate", "payroll_create_payslip", "employee_email")
-    employee = feeds("hr_get_employee", "payroll_create_payslip", "employee_email")
+    graph = build_dependency_graph([builtin_spec(s) for s in ("recruiting", "hr", "payroll", "mail")])
+    assert not _feeds(graph, "recruiting_get_candidate", "payroll_create_payslip", "employee_email")
+    employee = _feeds(graph, "hr_get_employee", "payroll_create_payslip", "employee_email")
     assert employee and "employee" in employee[0]["roles"]
-    assert feeds("recruiting_get_candidate", "mail_send_email", "to")
+    assert _feeds(graph, "recruiting_get_candidate", "mail_send_email", "to")
+
+
+def test_a_person_lookup_takes_the_people_its_records_are_seeded_with():
+    """A list filter on a role-less person field finds only the pool its records are seeded from: an
+    employee's email never filters the mailbox's ``to`` (seeded with customers), a contact's does; a new
+    message still goes to anyone."""
+    from compoworld_assets.engine.library import builtin_spec
+
+    graph = build_dependency_graph([builtin_spec(s) for s in ("crm", "hr", "mail")])
+    assert not _feeds(graph, "hr_get_employee", "mail_list_messages", "to")
+    customer = _feeds(graph, "crm_get_contact", "mail_list_messages", "to")
+    assert customer and "Message records are seeded with customers" in customer[0]["roles"]
+    assert _feeds(graph, "hr_get_employee", "mail_send_email", "to")
+
+
+def test_a_url_made_for_its_record_is_no_lookup_across_services():
+    """Seeded URLs other than company websites are made per record, so another service's URL never
+    finds one; the service's own URLs and websites still do."""
+    from compoworld_assets.engine.library.builder import ServiceBuilder, field
+
+    b = ServiceBuilder("links", "Links", "documents", "Saved links.", "tests")
+    b.entity("Link", "lnk", "A saved link.", field("target", "url"), field("website", "url"), field("title"))
+    b.crud("Link", "CR")
+    b.list_as("list_links", "Link", "List saved links.", ("target", "website"))
+    pages = ServiceBuilder("pages", "Pages", "documents", "Web pages.", "tests")
+    pages.entity("Page", "pg", "A page.", field("address", "url"), field("title"))
+    pages.crud("Page", "CRL")
+    graph = build_dependency_graph([b.build(), pages.build()])
+    into = {(source, d["parameter"]) for source, target, d in graph.edges(data=True)
+            if target == "links_list_links" and d["kind"] == "type"}
+    assert ("pages_get_page", "target") not in into
+    assert ("pages_get_page", "website") in into
+    assert ("links_get_link", "target") in into
 
 
 def test_reportable_path_is_a_scalar_field_of_the_result_required_and_typed_first(tiny_specs):
