@@ -13,6 +13,10 @@ Nodes are tools, named by their qualified name (``crm_get_contact``). Two kinds 
   kept (the shortest, non-list paths first), only paths every result fills count (an optional
   field may be empty), a delete tool's output never feeds tools on the record it just deleted,
   and a create never feeds the delete of its own entity (the pair leaves no trace to check).
+  A shared type's edges grow with producers × consumers (every URL output meets every URL
+  parameter); above :data:`DENSE_PAIRS` pairs the type keeps a seeded sample of :data:`FANOUT`
+  edges per producing tool and per consumer parameter (:func:`_type_edges`), so the graph grows
+  linearly with the library.
 * **state edge** ``t1 → t2`` (same service): ``t1`` creates or updates an entity that ``t2``
   reads, lists, searches, updates or deletes; the edge names the parameter of ``t2`` that
   finds the record (its key, a list filter or the search ``query``) and the output path of
@@ -41,7 +45,7 @@ import statistics
 from collections import Counter
 from collections.abc import Iterable, Mapping
 from functools import lru_cache
-from typing import Any
+from typing import Any, NamedTuple
 from xml.sax.saxutils import escape
 
 import networkx as nx
@@ -59,6 +63,12 @@ IDENTIFYING_TYPES = frozenset({"email", "phone", "file_path", "url"})
 PERSON_TYPES = frozenset({"email", "phone"})
 LOOKUP_EFFECTS = frozenset({Effect.READ, Effect.LIST, Effect.SEARCH, Effect.UPDATE, Effect.DELETE})
 SEARCH_FIELD_TYPES = ("person_name", "company_name", None)
+# A type whose producer outputs × consumer parameters exceed this gets sampled edges (see _type_edges).
+DENSE_PAIRS = 100_000
+# Edges kept per producing tool and per consumer parameter of a dense type.
+FANOUT = 16
+# Candidates drawn per side of a dense type before giving up on finding ``fanout`` admissible ones.
+FANOUT_DRAWS = 4
 DOMAIN_COLOURS = ("#4a78b5", "#c0392b", "#27ae60", "#8e44ad", "#d68910", "#16a085", "#7f8c8d", "#d35400",
                   "#2c3e50", "#b03a2e", "#1f618d", "#7d6608", "#117864", "#6c3483", "#a04000")
 
@@ -95,14 +105,16 @@ def simulation_walkable(tool: ToolSpec) -> bool:
 
 def build_dependency_graph(specs: Iterable[ServiceSpec],
                            implementation: Mapping[str, Mapping[str, str]] | None = None,
-                           simulated: Mapping[str, Iterable[str]] | None = None) -> nx.MultiDiGraph:
+                           simulated: Mapping[str, Iterable[str]] | None = None,
+                           fanout: int | None = FANOUT) -> nx.MultiDiGraph:
     """The dependency graph of ``specs``.
 
     ``implementation`` (service id → tool → ``code``/``world_model``, as in ``BuiltService``)
     marks which tools run as deterministic code (node attribute ``code``); for tools it does
     not list the offline synthesizer's rule decides. ``simulated`` (service id → the world-model
     tools whose probe passed, ``BuiltService.simulated``) lets those of them that
-    :func:`simulation_walkable` admits be walked (node attribute ``walkable``).
+    :func:`simulation_walkable` admits be walked (node attribute ``walkable``). ``fanout`` bounds the
+    type edges of a dense type (:func:`_type_edges`); None keeps every one.
     """
     specs = sorted(specs, key=lambda s: s.id)
     graph = nx.MultiDiGraph()
@@ -115,10 +127,14 @@ def build_dependency_graph(specs: Iterable[ServiceSpec],
             graph.add_node(spec.qualified_tool_name(tool.name), service_id=spec.id, tool=tool.name,
                            domain=spec.domain, effect=tool.effect.value if tool.effect else None,
                            entity=tool.entity, changes_state=tool.changes_state, code=code, walkable=walkable)
-    consumers = _consumers_by_type(specs)
+    type_edges = _type_edges(specs, fanout)
     for spec in specs:
         for tool in spec.tools:
-            _add_type_edges(graph, spec, tool, consumers)
+            source = spec.qualified_tool_name(tool.name)
+            for (target, parameter), (path, type_name, roles) in sorted(type_edges.get(source, {}).items()):
+                graph.add_edge(source, target, key=f"type:{parameter}:{path}", kind="type", type=type_name,
+                               parameter=parameter, output_path=path,
+                               cross_service=graph.nodes[target]["service_id"] != spec.id, roles=roles)
             _add_state_edges(graph, spec, tool)
     return graph
 
@@ -130,8 +146,9 @@ def built_services_graph(built: Mapping[str, BuiltService]) -> nx.MultiDiGraph:
                                   {sid: b.simulated for sid, b in built.items()})
 
 
-def _consumers_by_type(specs: list[ServiceSpec]) -> dict[str, list[tuple[ServiceSpec, ToolSpec, str]]]:
-    found: dict[str, list[tuple[ServiceSpec, ToolSpec, str]]] = {}
+def _consumers_by_type(specs: list[ServiceSpec]) -> dict[str, list[_Consumer]]:
+    """The parameters an information-carrying type may fill, by type (see the module doc)."""
+    found: dict[str, list[_Consumer]] = {}
     for spec in specs:
         for tool in spec.tools:
             required = set(tool.required_parameters())
@@ -141,7 +158,7 @@ def _consumers_by_type(specs: list[ServiceSpec]) -> dict[str, list[tuple[Service
                     continue
                 lookup = tool.effect in (Effect.LIST, Effect.SEARCH)
                 if is_entity_ref(type_name) or parameter in required or lookup:
-                    found.setdefault(type_name, []).append((spec, tool, parameter))
+                    found.setdefault(type_name, []).append(_Consumer(spec, tool, parameter))
     return found
 
 
@@ -170,31 +187,119 @@ def _path_order(path: str) -> tuple[int, int, str]:
     return ("[]" in path, path.count("."), path)
 
 
-def _add_type_edges(graph: nx.MultiDiGraph, spec: ServiceSpec, tool: ToolSpec,
-                    consumers: dict[str, list[tuple[ServiceSpec, ToolSpec, str]]]) -> None:
-    source = spec.qualified_tool_name(tool.name)
-    deleted = entity_ref(spec.id, tool.entity) if tool.effect == Effect.DELETE and tool.entity else None
-    best: dict[tuple[str, str], tuple[str, str, str]] = {}
-    reliable = always_present_paths(tool.returns)
-    for path, type_name in sorted(tool.output_types().items(), key=lambda item: _path_order(item[0])):
-        if not carries_information(type_name) or path not in reliable:
-            continue
-        produced = output_role(spec, tool, path) if type_name in PERSON_TYPES else None
-        for target_spec, target_tool, parameter in consumers.get(type_name, []):
-            target = target_spec.qualified_tool_name(target_tool.name)
-            if target == source or type_name == deleted or _undoes(tool, target_tool, spec, target_spec):
+class _Producer(NamedTuple):
+    spec: ServiceSpec
+    tool: ToolSpec
+    path: str
+    role: Role | None
+
+
+class _Consumer(NamedTuple):
+    spec: ServiceSpec
+    tool: ToolSpec
+    parameter: str
+
+
+def _type_edges(specs: list[ServiceSpec],
+                fanout: int | None) -> dict[str, dict[tuple[str, str], tuple[str, str, str]]]:
+    """Source tool → (target tool, parameter) → (output path, type, roles) of every type edge.
+
+    Per type, every producer output meets every consumer parameter while their pairs stay under
+    :data:`DENSE_PAIRS`. Above it (a ``url`` of a corpus of thousands of APIs: the pairs grow with the
+    square of the library) each producing tool keeps ``fanout`` admissible consumer parameters and each
+    consumer parameter ``fanout`` admissible producing tools, drawn in an order seeded by their names,
+    and the graph holds the union: every tool keeps edges of the type, the edges grow linearly, and
+    the same library gives the same graph. A drawn pair meets every output of its tool, so the edge
+    keeps the shortest admissible path, as an exact pair would.
+    """
+    consumers = _consumers_by_type(specs)
+    producers = _producers_by_type(specs)
+    found: dict[str, dict[tuple[str, str], tuple[str, str, str]]] = {}
+    for type_name in sorted(set(producers) & set(consumers)):
+        outs, ins = producers[type_name], consumers[type_name]
+        if fanout is None or len(outs) * len(ins) <= DENSE_PAIRS:
+            pairs: Iterable[tuple[_Producer, _Consumer]] = ((p, c) for p in outs for c in ins)
+        else:
+            pairs = ((p, c) for group, c in _sampled_pairs(outs, ins, type_name, fanout) for p in group)
+        for producer, consumer in pairs:
+            roles = _admits(producer, consumer, type_name)
+            if roles is None:
                 continue
-            if target_spec.id != spec.id and not shared_across_services(target_spec, target_tool, parameter):
-                continue
-            wanted = wanted_role(target_spec, target_tool, parameter) if type_name in PERSON_TYPES else None
-            if not compatible(produced, wanted):
-                continue
-            best.setdefault((target, parameter), (path, type_name, role_evidence(produced, wanted)))
-    for (target, parameter), (path, type_name, roles) in sorted(best.items()):
-        target_service = graph.nodes[target]["service_id"]
-        graph.add_edge(source, target, key=f"type:{parameter}:{path}", kind="type", type=type_name,
-                       parameter=parameter, output_path=path, cross_service=target_service != spec.id,
-                       roles=roles)
+            source = producer.spec.qualified_tool_name(producer.tool.name)
+            key = (consumer.spec.qualified_tool_name(consumer.tool.name), consumer.parameter)
+            kept = found.setdefault(source, {}).get(key)
+            if kept is None or _path_order(producer.path) < _path_order(kept[0]):
+                found[source][key] = (producer.path, type_name, roles)
+    return found
+
+
+def type_pairs(specs: Iterable[ServiceSpec]) -> dict[str, tuple[int, int]]:
+    """Type → (producer outputs, consumer parameters): how dense each type's edges would be."""
+    specs = sorted(specs, key=lambda s: s.id)
+    producers, consumers = _producers_by_type(specs), _consumers_by_type(specs)
+    return {t: (len(producers[t]), len(consumers[t])) for t in sorted(set(producers) & set(consumers))}
+
+
+def _sampled_pairs(outs: list[_Producer], ins: list[_Consumer], type_name: str,
+                   fanout: int) -> Iterable[tuple[list[_Producer], _Consumer]]:
+    """(A producing tool's outputs, consumer) pairs: each tool with up to ``fanout`` admissible consumers,
+    then each consumer with up to ``fanout`` admissible tools."""
+    by_tool: dict[str, list[_Producer]] = {}
+    for producer in outs:
+        by_tool.setdefault(producer.spec.qualified_tool_name(producer.tool.name), []).append(producer)
+    tools = list(by_tool.values())
+    for name, group in by_tool.items():
+        draws = _draws(len(ins), fanout, f"{type_name}:{name}")
+        yield from _first_admissible(((group, ins[i]) for i in draws), type_name, fanout)
+    for consumer in ins:
+        draws = _draws(len(tools), fanout,
+                       f"{type_name}:{consumer.spec.qualified_tool_name(consumer.tool.name)}:{consumer.parameter}")
+        yield from _first_admissible(((tools[i], consumer) for i in draws), type_name, fanout)
+
+
+def _draws(n: int, fanout: int, name: str) -> list[int]:
+    return random.Random(f"fanout:{name}").sample(range(n), min(n, fanout * FANOUT_DRAWS))
+
+
+def _first_admissible(pairs: Iterable[tuple[list[_Producer], _Consumer]], type_name: str,
+                      fanout: int) -> list[tuple[list[_Producer], _Consumer]]:
+    kept: list[tuple[list[_Producer], _Consumer]] = []
+    for group, consumer in pairs:
+        if len(kept) == fanout:
+            break
+        if any(_admits(producer, consumer, type_name) is not None for producer in group):
+            kept.append((group, consumer))
+    return kept
+
+
+def _producers_by_type(specs: list[ServiceSpec]) -> dict[str, list[_Producer]]:
+    """The reliable output paths of every tool that carry information, by type, shortest paths first."""
+    found: dict[str, list[_Producer]] = {}
+    for spec in specs:
+        for tool in spec.tools:
+            reliable = always_present_paths(tool.returns)
+            for path, type_name in sorted(tool.output_types().items(), key=lambda item: _path_order(item[0])):
+                if carries_information(type_name) and path in reliable:
+                    role = output_role(spec, tool, path) if type_name in PERSON_TYPES else None
+                    found.setdefault(type_name, []).append(_Producer(spec, tool, path, role))
+    return found
+
+
+def _admits(producer: _Producer, consumer: _Consumer, type_name: str) -> str | None:
+    """The edge's role evidence when ``producer``'s output may fill ``consumer``'s parameter, else None."""
+    spec, tool, target_spec, target_tool = producer.spec, producer.tool, consumer.spec, consumer.tool
+    if spec.id == target_spec.id and tool.name == target_tool.name:
+        return None
+    if tool.effect == Effect.DELETE and tool.entity and type_name == entity_ref(spec.id, tool.entity):
+        return None  # the record it just deleted
+    if _undoes(tool, target_tool, spec, target_spec):
+        return None
+    if target_spec.id != spec.id and not shared_across_services(target_spec, target_tool, consumer.parameter):
+        return None
+    wanted = wanted_role(target_spec, target_tool, consumer.parameter) if type_name in PERSON_TYPES else None
+    if not compatible(producer.role, wanted):
+        return None
+    return role_evidence(producer.role, wanted)
 
 
 def role_evidence(produced: Role | None, wanted: Role | None) -> str:

@@ -181,3 +181,26 @@ def test_reportable_path_is_a_scalar_field_of_the_result_required_and_typed_firs
     assert reportable_path(returning({"allOf": [{"type": "object", "properties": {"uri": {"allOf": [
         {"type": "string"}, {"description": "where"}]}}}]})) == "uri"
     assert reportable_path(returning({})) is None
+
+
+def test_a_dense_type_keeps_a_bounded_sample_of_its_edges(monkeypatch):
+    """Above DENSE_PAIRS a type's edges are sampled: a subset of the exact ones (roles and the other
+    rules still hold), at most ``fanout`` drawn per producer output and per consumer parameter, every
+    tool that had such an edge keeps one, and the draw does not depend on the order of the specs."""
+    from compoworld_assets.engine.library import builtin_spec
+    from compoworld_assets.engine.tasks import graph as dependency_graph
+
+    specs = [builtin_spec(s) for s in ("crm", "hr", "mail", "recruiting", "payroll", "calendar", "helpdesk")]
+
+    def type_edges(graph):
+        return {(u, v, d["parameter"], d["output_path"]) for u, v, d in graph.edges(data=True) if d["kind"] == "type"}
+
+    exact = type_edges(build_dependency_graph(specs, fanout=None))
+    monkeypatch.setattr(dependency_graph, "DENSE_PAIRS", 0)
+    sampled = type_edges(build_dependency_graph(specs, fanout=2))
+    assert sampled < exact
+    assert sampled == type_edges(build_dependency_graph(list(reversed(specs)), fanout=2))
+    pairs = dependency_graph.type_pairs(specs)
+    assert len(sampled) <= sum(2 * (outputs + parameters) for outputs, parameters in pairs.values())
+    for side in (0, 1):  # every source that had a type edge keeps one, and every target parameter
+        assert {e[side] for e in sampled} == {e[side] for e in exact}
