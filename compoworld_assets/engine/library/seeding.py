@@ -315,12 +315,17 @@ def wanted_role(spec: ServiceSpec, tool: ToolSpec, parameter: str) -> Role | Non
     """
     entity = spec.entity(tool.entity) if tool.entity and tool.effect in LOOKUP_FILTER_EFFECTS else None
     field = entity.field(parameter) if entity is not None else None
-    if field is None or effective_type(field) not in PERSON_TYPES:
+    if field is None or effective_type(field) not in PERSON_TYPES or not is_seeded(spec, entity):
         return parameter_role(spec, tool, parameter)
     named = parameter_role(spec, tool, parameter)
     role = seeded_role(entity, parameter)
     return named if named is not None and named.role == role else Role(
         role, f"{parameter}: {entity.name} records are seeded with {role}s")
+
+
+def is_seeded(spec: ServiceSpec, entity: EntitySpec) -> bool:
+    """Whether ``entity``'s records are made by the seeder (not given as the spec's own data)."""
+    return entity.name not in (spec.seed_records or {})
 
 
 def shared_across_services(spec: ServiceSpec, tool: ToolSpec, parameter: str) -> bool:
@@ -332,7 +337,8 @@ def shared_across_services(spec: ServiceSpec, tool: ToolSpec, parameter: str) ->
     """
     entity = spec.entity(tool.entity) if tool.entity and tool.effect in LOOKUP_FILTER_EFFECTS else None
     field = entity.field(parameter) if entity is not None else None
-    return field is None or effective_type(field) != "url" or _website(field.name)
+    return (field is None or effective_type(field) != "url" or _website(field.name)
+            or not is_seeded(spec, entity))
 
 
 def _website(name: str) -> bool:

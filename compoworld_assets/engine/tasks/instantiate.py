@@ -22,6 +22,7 @@ from compoworld_assets.engine.library.roles import Role, compatible, role_of
 from compoworld_assets.engine.library.seeding import (
     DEFAULT_ROWS,
     PERSON_TYPES,
+    is_seeded,
     seed_world,
     seeded_role,
     wanted_role,
@@ -247,15 +248,16 @@ def _typed_values(spec: ServiceSpec, world: WorldState, type_name: str, wanted: 
         found |= set(tables.get(parse_entity_ref(type_name)[1], {}))
     for entity in spec.entities:
         for field in entity.fields:
-            if field.type == type_name and compatible(_holds(entity, field), wanted):
+            if field.type == type_name and compatible(_holds(spec, entity, field), wanted):
                 found |= {r[field.name] for r in tables.get(entity.name, {}).values()
                           if isinstance(r.get(field.name), str) and r[field.name]}
     return sorted(found)
 
 
-def _holds(entity: EntitySpec, field: FieldSpec) -> Role | None:
-    """Whose values a seeded field holds: people of its pool (:func:`seeded_role`), else its words' role."""
-    if field.type in PERSON_TYPES:
+def _holds(spec: ServiceSpec, entity: EntitySpec, field: FieldSpec) -> Role | None:
+    """Whose values a field holds: for seeded records people of its pool (:func:`seeded_role`), else (and
+    in the spec's own data) the role its words give."""
+    if field.type in PERSON_TYPES and is_seeded(spec, entity):
         return Role(seeded_role(entity, field.name), f"{field.name}: seeded")
     return role_of(field.name, entity.name, field.description)
 

@@ -51,3 +51,18 @@ def test_each_pool_of_the_world_is_seeded_where_its_role_is():
 def test_parameter_roles_read_the_tool_entity():
     payroll = builtin_spec("payroll")
     assert parameter_role(payroll, payroll.tool("create_payslip"), "employee_email").role == "employee"
+
+
+def test_a_lookup_wants_the_pool_its_seeded_records_hold_but_not_in_the_spec_own_data():
+    """``mail.list_messages(to=…)`` finds customers (the seeder's pool for a role-less ``to``); a service
+    started from its own records holds whoever they name, so the filter takes its words' role (anyone)."""
+    from compoworld_assets.engine.library.seeding import wanted_role
+
+    mail = builtin_spec("mail")
+    listing = mail.tool("list_messages")
+    assert parameter_role(mail, listing, "to") is None
+    assert wanted_role(mail, listing, "to").role == "customer"
+    assert wanted_role(mail, listing, "sender").role == "employee"
+    assert wanted_role(mail, mail.tool("send_email"), "to") is None  # a new message goes to anyone
+    given = mail.model_copy(update={"seed_records": {"Message": {}}})
+    assert wanted_role(given, listing, "to") is None
