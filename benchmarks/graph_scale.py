@@ -52,7 +52,8 @@ def library(api: Path, count: int, seed: int, workers: int) -> list[ServiceSpec]
     return [*builtin, *dedupe_service_ids(imported, seen={s.id for s in builtin}).specs]
 
 
-def measure(specs: list[ServiceSpec], fanout: int | None) -> str:
+def measure(specs: list[ServiceSpec], fanout: int | None, ends: dict[str, set]) -> str:
+    """Build the graph and describe it; ``ends[label]`` collects the (tool, side) ends of its type edges."""
     gc.collect()
     before = psutil.Process().memory_info().rss
     started = time.perf_counter()
@@ -60,6 +61,8 @@ def measure(specs: list[ServiceSpec], fanout: int | None) -> str:
     seconds = time.perf_counter() - started
     held = psutil.Process().memory_info().rss - before
     tools = graph.number_of_nodes()
+    ends["sampled" if fanout else "exact"] = {(end, side) for u, v, d in graph.edges(data=True) if d["kind"] == "type"
+                                              for end, side in ((u, "out"), (f"{v}:{d['parameter']}", "in"))}
     cross = Counter(d["type"] for _, _, d in graph.edges(data=True) if d["cross_service"] and "." not in d["type"])
     line = (f"{graph.number_of_edges():,} edges ({graph.number_of_edges() / max(tools, 1):.1f} per tool), "
             f"{seconds:.1f} s, +{held / 2**20:,.0f} MB resident; cross-service by shared type: "
@@ -77,6 +80,7 @@ def main() -> None:
     parser.add_argument("--cache", type=Path, default=REPO_ROOT / ".cache")
     args = parser.parse_args()
     started = time.perf_counter()
+    ends: dict[str, set] = {}
     specs = library(ensure_corpus(args.cache), args.specs, args.seed, args.workers) if args.specs else builtin_specs()
     tools = sum(len(s.tools) for s in specs)
     print(f"library:   {len(specs):,} services, {tools:,} tools (imported in {time.perf_counter() - started:.0f} s)")
@@ -87,9 +91,12 @@ def main() -> None:
         print(f"  {type_name:<28} {outputs:>7,} outputs x {parameters:>6,} parameters = "
               f"{outputs * parameters:>13,} pairs ({mode})")
     print(f"graph (fanout {dependency_graph.FANOUT}, dense above {dependency_graph.DENSE_PAIRS:,} pairs): "
-          f"{measure(specs, dependency_graph.FANOUT)}")
+          f"{measure(specs, dependency_graph.FANOUT, ends)}")
     if args.exact:
-        print(f"graph (every pair): {measure(specs, None)}")
+        print(f"graph (every pair): {measure(specs, None, ends)}")
+        kept = len(ends["sampled"] & ends["exact"])
+        print(f"producing tools and consumer parameters with a type edge: {kept:,} of {len(ends['exact']):,} "
+              f"keep one when sampled")
     print(f"peak RSS of this process: {psutil.Process().memory_info().rss / 2**20:,.0f} MB now; "
           f"wall {time.perf_counter() - started:.0f} s")
 

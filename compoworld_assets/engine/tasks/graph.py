@@ -208,8 +208,9 @@ def _type_edges(specs: list[ServiceSpec],
     :data:`DENSE_PAIRS`. Above it (a ``url`` of a corpus of thousands of APIs: the pairs grow with the
     square of the library) each producing tool keeps ``fanout`` admissible consumer parameters and each
     consumer parameter ``fanout`` admissible producing tools, drawn in an order seeded by their names,
-    and the graph holds the union: every tool keeps edges of the type, the edges grow linearly, and
-    the same library gives the same graph. A drawn pair meets every output of its tool, so the edge
+    and the graph holds the union: the edges grow linearly, a tool keeps edges of the type unless
+    none of its ``fanout`` × :data:`FANOUT_DRAWS` draws is admissible (a rare role among thousands),
+    and the same library gives the same graph. A drawn pair meets every output of its tool, so the edge
     keeps the shortest admissible path, as an exact pair would.
     """
     consumers = _consumers_by_type(specs)
