@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import copy
 import random
+import re
 from collections.abc import Iterable
 from dataclasses import dataclass
 from datetime import date, datetime, timedelta
@@ -26,7 +27,13 @@ from compoworld_assets.engine.library.population import Person, Population
 from compoworld_assets.engine.library.roles import Role, parameter_role, role_of
 from compoworld_assets.engine.library.wording import words as _words
 from compoworld_assets.engine.runtime.state import ServiceState, WorldState
-from compoworld_assets.engine.specs.model import Effect, EntitySpec, FieldSpec, ServiceSpec, ToolSpec
+from compoworld_assets.engine.specs.model import (
+    Effect,
+    EntitySpec,
+    FieldSpec,
+    ServiceSpec,
+    ToolSpec,
+)
 from compoworld_assets.engine.specs.transitions import ready_statuses
 from compoworld_assets.engine.types import SHARED_TYPES, entity_ref, is_entity_ref, parse_entity_ref
 
@@ -295,11 +302,8 @@ def person_slot(spec_field: FieldSpec) -> str | None:
 
 
 def seeded_role(entity: EntitySpec, field_name: str) -> str:
-    """The pool whose people fill person field ``field_name`` of ``entity``'s seeded records.
-
-    A field without a slot of its own (``email``) describes the record's main person, as
-    :meth:`_RowMaker._value` fills it.
-    """
+    """The pool whose people fill person field ``field_name`` of ``entity``'s seeded records: its slot's
+    pool, or for a field whose slot is the record's main one (a bare ``email``), the main person's."""
     cast = _Cast.of(entity)
     slot = cast.slots.get(field_name)
     return pool_role(cast.primary if slot is None else slot, entity)
@@ -313,14 +317,34 @@ def wanted_role(spec: ServiceSpec, tool: ToolSpec, parameter: str) -> Role | Non
     finds customers, whatever its name says, so an employee's email there finds nothing. Any other
     parameter takes the role its words give (:func:`~compoworld_assets.engine.library.roles.parameter_role`).
     """
-    entity = spec.entity(tool.entity) if tool.entity and tool.effect in LOOKUP_FILTER_EFFECTS else None
-    field = entity.field(parameter) if entity is not None else None
-    if field is None or effective_type(field) not in PERSON_TYPES or not is_seeded(spec, entity):
-        return parameter_role(spec, tool, parameter)
     named = parameter_role(spec, tool, parameter)
-    role = seeded_role(entity, parameter)
-    return named if named is not None and named.role == role else Role(
-        role, f"{parameter}: {entity.name} records are seeded with {role}s")
+    field = _seeded_field(spec, tool, parameter, LOOKUP_FILTER_EFFECTS)
+    return named if field is None else _seeded(named, field[0], parameter)
+
+
+def url_reaches(spec: ServiceSpec, tool: ToolSpec, path: str, target_spec: ServiceSpec, target_tool: ToolSpec,
+                parameter: str) -> bool:
+    """Whether a URL output can find a record when it fills a list or search filter.
+
+    Seeded company websites come from the world's one population, so any website output can find a
+    record by its website; any other URL is made for its record (``{website}/{word}/{n}``) and is found
+    only in that field of the entity that holds it. Parameters that filter no seeded URL field are not
+    restricted.
+    """
+    field = _seeded_field(target_spec, target_tool, parameter, LOOKUP_FILTER_EFFECTS)
+    if field is None or effective_type(field[1]) != "url":
+        return True
+    named = re.sub(r"\[\d*\]", "", path).rsplit(".", 1)[-1]
+    if _website(field[1].name):
+        return _website(named)
+    return (spec.id, tool.entity, named) == (target_spec.id, target_tool.entity, field[1].name)
+
+
+def field_role(spec: ServiceSpec, entity: EntitySpec, field: FieldSpec) -> Role | None:
+    """Whose values a field of ``spec``'s records holds: the seeder's pool for a seeded person field,
+    else (and in the spec's own data) the role its words give."""
+    named = role_of(field.name, entity.name, field.description)
+    return _seeded(named, entity, field.name) if is_seeded(spec, entity) else named
 
 
 def is_seeded(spec: ServiceSpec, entity: EntitySpec) -> bool:
@@ -328,17 +352,26 @@ def is_seeded(spec: ServiceSpec, entity: EntitySpec) -> bool:
     return entity.name not in (spec.seed_records or {})
 
 
-def shared_across_services(spec: ServiceSpec, tool: ToolSpec, parameter: str) -> bool:
-    """Whether a list or search filter ``parameter`` can find a value another service's records hold.
+def _seeded_field(spec: ServiceSpec, tool: ToolSpec, name: str,
+                  effects: frozenset[Effect]) -> tuple[EntitySpec, FieldSpec] | None:
+    """The seeded record field ``name`` of ``tool``'s entity when ``tool`` has one of ``effects``."""
+    if tool.entity is None or tool.effect not in effects:
+        return None
+    entity = spec.entity(tool.entity)
+    field = entity.field(name)
+    if field is None or not is_seeded(spec, entity):
+        return None
+    return entity, field
 
-    Seeded people, file paths and company websites come from the world's one population, so another
-    service can hold the same ones; any other URL is made for its record (``{website}/{word}/{n}``)
-    and is found only in the service that made it. Parameters that filter no field are not restricted.
-    """
-    entity = spec.entity(tool.entity) if tool.entity and tool.effect in LOOKUP_FILTER_EFFECTS else None
-    field = entity.field(parameter) if entity is not None else None
-    return (field is None or effective_type(field) != "url" or _website(field.name)
-            or not is_seeded(spec, entity))
+
+def _seeded(named: Role | None, entity: EntitySpec, name: str) -> Role | None:
+    """The pool a seeded person field holds (``named`` when its words say the same), else ``named``."""
+    if not _person_type(entity.field(name)):
+        return named
+    role = seeded_role(entity, name)
+    if named is not None and named.role == role:
+        return named
+    return Role(role, f"{name}: {entity.name} records are seeded with {role}s")
 
 
 def _website(name: str) -> bool:

@@ -26,9 +26,9 @@ Person edges (emails, phones) join only compatible roles (:mod:`compoworld_asset
 a candidate's email never fills a payslip's ``employee_email``; a role-less field (``to``,
 ``recipient_email``) goes with anyone, except where it filters a list or search: there it finds only
 the people its records are seeded with (:func:`~compoworld_assets.engine.library.seeding.wanted_role`),
-and a URL made for its record (anything but a company website) is found only by its own service
-(:func:`~compoworld_assets.engine.library.seeding.shared_across_services`). The edge keeps the
-evidence in ``roles``.
+and a URL made for its record (anything but a company website) finds only records of the entity that
+holds it (:func:`~compoworld_assets.engine.library.seeding.url_reaches`). The edge keeps the evidence
+in ``roles``.
 
 Node attributes: the tool's ``service_id``, ``tool``, ``domain``, ``effect``, ``entity``,
 ``changes_state``; ``code`` (it runs as verified code) and ``walkable`` (task walks may use it:
@@ -52,7 +52,7 @@ import networkx as nx
 import polars as pl
 
 from compoworld_assets.engine.library.roles import Role, compatible, output_role
-from compoworld_assets.engine.library.seeding import shared_across_services, wanted_role
+from compoworld_assets.engine.library.seeding import url_reaches, wanted_role
 from compoworld_assets.engine.service_build import BuiltService
 from compoworld_assets.engine.specs.model import Effect, ServiceSpec, ToolSpec
 from compoworld_assets.engine.synthesis.offline import is_code_tool
@@ -67,7 +67,7 @@ SEARCH_FIELD_TYPES = ("person_name", "company_name", None)
 DENSE_PAIRS = 100_000
 # Edges kept per producing tool and per consumer parameter of a dense type.
 FANOUT = 16
-# Candidates drawn per side of a dense type before giving up on finding ``fanout`` admissible ones.
+# A dense type's tool or parameter draws ``fanout`` × this many candidates to find ``fanout`` admissible ones.
 FANOUT_DRAWS = 4
 DOMAIN_COLOURS = ("#4a78b5", "#c0392b", "#27ae60", "#8e44ad", "#d68910", "#16a085", "#7f8c8d", "#d35400",
                   "#2c3e50", "#b03a2e", "#1f618d", "#7d6608", "#117864", "#6c3483", "#a04000")
@@ -295,7 +295,7 @@ def _admits(producer: _Producer, consumer: _Consumer, type_name: str) -> str | N
         return None  # the record it just deleted
     if _undoes(tool, target_tool, spec, target_spec):
         return None
-    if target_spec.id != spec.id and not shared_across_services(target_spec, target_tool, consumer.parameter):
+    if type_name == "url" and not url_reaches(spec, tool, producer.path, target_spec, target_tool, consumer.parameter):
         return None
     wanted = wanted_role(target_spec, target_tool, consumer.parameter) if type_name in PERSON_TYPES else None
     if not compatible(producer.role, wanted):

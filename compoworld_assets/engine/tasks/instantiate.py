@@ -18,18 +18,11 @@ from compoworld_assets.engine.canonical import content_hash
 from compoworld_assets.engine.library.builder import snake_case
 from compoworld_assets.engine.library.intents import entity_noun
 from compoworld_assets.engine.library.population import Population
-from compoworld_assets.engine.library.roles import Role, compatible, role_of
-from compoworld_assets.engine.library.seeding import (
-    DEFAULT_ROWS,
-    PERSON_TYPES,
-    is_seeded,
-    seed_world,
-    seeded_role,
-    wanted_role,
-)
+from compoworld_assets.engine.library.roles import Role, compatible
+from compoworld_assets.engine.library.seeding import DEFAULT_ROWS, field_role, seed_world, wanted_role
 from compoworld_assets.engine.runtime.state import WorldState
 from compoworld_assets.engine.service_build import BuiltService
-from compoworld_assets.engine.specs.model import READ_EFFECTS, Effect, EntitySpec, FieldSpec, ServiceSpec
+from compoworld_assets.engine.specs.model import READ_EFFECTS, Effect, ServiceSpec
 from compoworld_assets.engine.tasks.arguments import harmonize, realize_constants
 from compoworld_assets.engine.tasks.consistency import check_task
 from compoworld_assets.engine.tasks.difficulty import task_difficulty
@@ -248,18 +241,10 @@ def _typed_values(spec: ServiceSpec, world: WorldState, type_name: str, wanted: 
         found |= set(tables.get(parse_entity_ref(type_name)[1], {}))
     for entity in spec.entities:
         for field in entity.fields:
-            if field.type == type_name and compatible(_holds(spec, entity, field), wanted):
+            if field.type == type_name and compatible(field_role(spec, entity, field), wanted):
                 found |= {r[field.name] for r in tables.get(entity.name, {}).values()
                           if isinstance(r.get(field.name), str) and r[field.name]}
     return sorted(found)
-
-
-def _holds(spec: ServiceSpec, entity: EntitySpec, field: FieldSpec) -> Role | None:
-    """Whose values a field holds: for seeded records people of its pool (:func:`seeded_role`), else (and
-    in the spec's own data) the role its words give."""
-    if field.type in PERSON_TYPES and is_seeded(spec, entity):
-        return Role(seeded_role(entity, field.name), f"{field.name}: seeded")
-    return role_of(field.name, entity.name, field.description)
 
 
 def _report_sources(plan: Plan, specs: Mapping[str, ServiceSpec]) -> dict[str, ArgBinding]:

@@ -54,7 +54,7 @@ from dataclasses import dataclass, field
 import networkx as nx
 
 from compoworld_assets.engine.library.roles import compatible, output_role, parameter_role
-from compoworld_assets.engine.library.seeding import wanted_role
+from compoworld_assets.engine.library.seeding import url_reaches, wanted_role
 from compoworld_assets.engine.library.wording import words
 from compoworld_assets.engine.specs.model import (
     READ_ONLY_EFFECTS,
@@ -434,7 +434,9 @@ def _bind_parameter(info: _Tool, parameter: str, steps: list[PlanStep], tools: d
             path = next((p for p, t in source.outputs if t == type_name
                          and (earlier.index, concrete_path(p)) not in taken
                          and (type_name not in PERSON_TYPES
-                              or compatible(output_role(source.spec, source.tool, p), wanted))), None)
+                              or compatible(output_role(source.spec, source.tool, p), wanted))
+                         and (type_name != "url"
+                              or url_reaches(source.spec, source.tool, p, info.spec, info.tool, parameter))), None)
             if path is not None:
                 return ArgBinding(kind="step_output", step=earlier.index, path=concrete_path(path),
                                   type=type_name)

@@ -142,24 +142,29 @@ def test_a_person_lookup_takes_the_people_its_records_are_seeded_with():
     assert _feeds(graph, "hr_get_employee", "mail_send_email", "to")
 
 
-def test_a_url_made_for_its_record_is_no_lookup_across_services():
-    """Seeded URLs other than company websites are made per record, so another service's URL never
-    finds one; the service's own URLs and websites still do."""
+def test_a_url_made_for_its_record_is_found_only_among_its_entity_records():
+    """Seeded URLs other than company websites are made per record, so a URL of another service or of
+    another entity never finds one; the entity's own URLs do, and websites find websites."""
     from compoworld_assets.engine.library.builder import ServiceBuilder, field
 
     b = ServiceBuilder("links", "Links", "documents", "Saved links.", "tests")
     b.entity("Link", "lnk", "A saved link.", field("target", "url"), field("website", "url"), field("title"))
+    b.entity("Feed", "feed", "A feed.", field("source", "url"), field("title"))
     b.crud("Link", "CR")
+    b.crud("Feed", "R")
     b.list_as("list_links", "Link", "List saved links.", ("target", "website"))
     pages = ServiceBuilder("pages", "Pages", "documents", "Web pages.", "tests")
-    pages.entity("Page", "pg", "A page.", field("address", "url"), field("title"))
+    pages.entity("Page", "pg", "A page.", field("address", "url"), field("website", "url"), field("title"))
     pages.crud("Page", "CRL")
     graph = build_dependency_graph([b.build(), pages.build()])
-    into = {(source, d["parameter"]) for source, target, d in graph.edges(data=True)
+    into = {(source, d["parameter"], d["output_path"]) for source, target, d in graph.edges(data=True)
             if target == "links_list_links" and d["kind"] == "type"}
-    assert ("pages_get_page", "target") not in into
-    assert ("pages_get_page", "website") in into
-    assert ("links_get_link", "target") in into
+    assert ("pages_get_page", "target", "address") not in into
+    assert ("links_get_feed", "target", "source") not in into
+    assert ("links_get_link", "target", "target") in into
+    assert ("pages_get_page", "website", "website") in into
+    assert not any(parameter == "website" and path == "address" for _, parameter, path in into)
+    assert ("links_get_link", "target", "website") not in into  # another field of the same record
 
 
 def test_reportable_path_is_a_scalar_field_of_the_result_required_and_typed_first(tiny_specs):
@@ -185,7 +190,7 @@ def test_reportable_path_is_a_scalar_field_of_the_result_required_and_typed_firs
 
 def test_a_dense_type_keeps_a_bounded_sample_of_its_edges(monkeypatch):
     """Above DENSE_PAIRS a type's edges are sampled: a subset of the exact ones (roles and the other
-    rules still hold), at most ``fanout`` drawn per producer output and per consumer parameter, every
+    rules still hold), at most ``fanout`` drawn per producing tool and per consumer parameter, every
     tool that had such an edge keeps one, and the draw does not depend on the order of the specs."""
     from compoworld_assets.engine.library import builtin_spec
     from compoworld_assets.engine.tasks import graph as dependency_graph
