@@ -158,7 +158,8 @@ def _consumers_by_type(specs: list[ServiceSpec]) -> dict[str, list[_Consumer]]:
                     continue
                 lookup = tool.effect in (Effect.LIST, Effect.SEARCH)
                 if is_entity_ref(type_name) or parameter in required or lookup:
-                    found.setdefault(type_name, []).append(_Consumer(spec, tool, parameter))
+                    wanted = wanted_role(spec, tool, parameter) if type_name in PERSON_TYPES else None
+                    found.setdefault(type_name, []).append(_Consumer(spec, tool, parameter, wanted))
     return found
 
 
@@ -198,6 +199,7 @@ class _Consumer(NamedTuple):
     spec: ServiceSpec
     tool: ToolSpec
     parameter: str
+    role: Role | None  # the person it wants (wanted_role), for person types
 
 
 def _type_edges(specs: list[ServiceSpec],
@@ -297,10 +299,9 @@ def _admits(producer: _Producer, consumer: _Consumer, type_name: str) -> str | N
         return None
     if type_name == "url" and not url_reaches(spec, tool, producer.path, target_spec, target_tool, consumer.parameter):
         return None
-    wanted = wanted_role(target_spec, target_tool, consumer.parameter) if type_name in PERSON_TYPES else None
-    if not compatible(producer.role, wanted):
+    if not compatible(producer.role, consumer.role):
         return None
-    return role_evidence(producer.role, wanted)
+    return role_evidence(producer.role, consumer.role)
 
 
 def role_evidence(produced: Role | None, wanted: Role | None) -> str:
