@@ -127,7 +127,7 @@ def build_dependency_graph(specs: Iterable[ServiceSpec],
             graph.add_node(spec.qualified_tool_name(tool.name), service_id=spec.id, tool=tool.name,
                            domain=spec.domain, effect=tool.effect.value if tool.effect else None,
                            entity=tool.entity, changes_state=tool.changes_state, code=code, walkable=walkable)
-    type_edges = _type_edges(specs, fanout)
+    type_edges, graph.graph["sampled_types"] = _type_edges(specs, fanout)
     for spec in specs:
         for tool in spec.tools:
             source = spec.qualified_tool_name(tool.name)
@@ -202,9 +202,10 @@ class _Consumer(NamedTuple):
     role: Role | None  # the person it wants (wanted_role), for person types
 
 
-def _type_edges(specs: list[ServiceSpec],
-                fanout: int | None) -> dict[str, dict[tuple[str, str], tuple[str, str, str]]]:
-    """Source tool → (target tool, parameter) → (output path, type, roles) of every type edge.
+def _type_edges(specs: list[ServiceSpec], fanout: int | None
+                ) -> tuple[dict[str, dict[tuple[str, str], tuple[str, str, str]]], list[str]]:
+    """Source tool → (target tool, parameter) → (output path, type, roles) of every type edge, and the
+    types whose edges were sampled.
 
     Per type, every producer output meets every consumer parameter while their pairs stay under
     :data:`DENSE_PAIRS`. Above it (a ``url`` of a corpus of thousands of APIs: the pairs grow with the
@@ -218,11 +219,13 @@ def _type_edges(specs: list[ServiceSpec],
     consumers = _consumers_by_type(specs)
     producers = _producers_by_type(specs)
     found: dict[str, dict[tuple[str, str], tuple[str, str, str]]] = {}
+    sampled: list[str] = []
     for type_name in sorted(set(producers) & set(consumers)):
         outs, ins = producers[type_name], consumers[type_name]
         if fanout is None or len(outs) * len(ins) <= DENSE_PAIRS:
             pairs: Iterable[tuple[_Producer, _Consumer]] = ((p, c) for p in outs for c in ins)
         else:
+            sampled.append(type_name)
             pairs = ((p, c) for group, c in _sampled_pairs(outs, ins, type_name, fanout) for p in group)
         for producer, consumer in pairs:
             roles = _admits(producer, consumer, type_name)
@@ -233,7 +236,7 @@ def _type_edges(specs: list[ServiceSpec],
             kept = found.setdefault(source, {}).get(key)
             if kept is None or _path_order(producer.path) < _path_order(kept[0]):
                 found[source][key] = (producer.path, type_name, roles)
-    return found
+    return found, sampled
 
 
 def type_pairs(specs: Iterable[ServiceSpec]) -> dict[str, tuple[int, int]]:
@@ -460,6 +463,8 @@ def graph_statistics(graph: nx.MultiDiGraph) -> dict[str, object]:
     return {
         "nodes": graph.number_of_nodes(),
         "edges": n_edges,
+        "edges_per_tool": round(n_edges / graph.number_of_nodes(), 2) if graph.number_of_nodes() else 0.0,
+        "sampled_types": list(graph.graph.get("sampled_types", [])),
         "edges_by_kind": dict(sorted(kinds.items())),
         "cross_service_edges": cross,
         "cross_service_share": round(cross / n_edges, 4) if n_edges else 0.0,

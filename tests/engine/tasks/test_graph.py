@@ -200,9 +200,13 @@ def test_a_dense_type_keeps_a_bounded_sample_of_its_edges(monkeypatch):
     def type_edges(graph):
         return {(u, v, d["parameter"], d["output_path"]) for u, v, d in graph.edges(data=True) if d["kind"] == "type"}
 
-    exact = type_edges(build_dependency_graph(specs, fanout=None))
+    exact_graph = build_dependency_graph(specs, fanout=None)
+    exact = type_edges(exact_graph)
     monkeypatch.setattr(dependency_graph, "DENSE_PAIRS", 0)
-    sampled = type_edges(build_dependency_graph(specs, fanout=2))
+    sampled_graph = build_dependency_graph(specs, fanout=2)
+    sampled = type_edges(sampled_graph)
+    assert graph_statistics(exact_graph)["sampled_types"] == []
+    assert "email" in graph_statistics(sampled_graph)["sampled_types"]
     assert sampled < exact
     assert sampled == type_edges(build_dependency_graph(list(reversed(specs)), fanout=2))
     pairs = dependency_graph.type_pairs(specs)
