@@ -99,6 +99,11 @@ def normalise_reason(reason: str) -> str:
     return re.sub(r"\d+", "N", reason)[:120]
 
 
+def progress(line: str) -> None:
+    """A stage finished: say so at once, so a run that stops later still shows how far it came."""
+    print(f"[{time.strftime('%H:%M:%S')}] {line}", file=sys.stderr, flush=True)
+
+
 def build_sample(api: Path, count: int, seed: int, walks: int, time_limit_s: float,
                  build_workers: int = 0) -> None:
     """Import, build, graph and sample ``count`` seeded specs with the built-in library (see module doc)."""
@@ -129,6 +134,7 @@ def build_sample(api: Path, count: int, seed: int, walks: int, time_limit_s: flo
     builtin = builtin_specs()
     imported = dedupe_service_ids(imported, seen={s.id for s in builtin})
     import_s = time.perf_counter() - started
+    progress(f"imported {len(imported.specs)} services in {import_s:.0f} s; building {len(builtin) + len(imported.specs)}")
 
     builds, failures = {}, []
     library = [*builtin, *imported.specs]
@@ -142,6 +148,7 @@ def build_sample(api: Path, count: int, seed: int, walks: int, time_limit_s: flo
         else:
             builds[spec.id] = outcome
     build_s = time.perf_counter() - started - import_s
+    progress(f"built {len(builds)} services ({len(failures)} failed) in {build_s:.0f} s")
     own = {s.id for s in imported.specs}
     verdicts = Counter()
     by_transition = 0
@@ -163,6 +170,7 @@ def build_sample(api: Path, count: int, seed: int, walks: int, time_limit_s: flo
     specs = [b.spec for b in builds.values()]
     graph = built_services_graph(built)
     stages = time.perf_counter()
+    progress(f"graph: {graph.number_of_edges()} edges; sampling {walks} walks into tasks")
     with_edges = {data["service_id"] for node, data in graph.nodes(data=True) if graph.degree(node) > 0}
     # Connectable: shares a type with another service (has a cross-service edge in the graph); walkable:
     # such an edge between two tools walks may use (code, or world-model tools whose effect is checkable).
@@ -177,6 +185,7 @@ def build_sample(api: Path, count: int, seed: int, walks: int, time_limit_s: flo
     tasks, quarantined = generate_tasks(specs, built, seed=seed, n=walks, config=config, graph=graph,
                                         workers=task_workers(walks))
     tasks_s = time.perf_counter() - stages
+    progress(f"{len(tasks)} tasks ({len(quarantined)} quarantined) in {tasks_s:.0f} s; auditing")
     with RuntimePool(OfflineWorldModel()) as pool:
         audit = audit_pool(tasks, quarantined, built, pool)
     audit_s = time.perf_counter() - stages - tasks_s
