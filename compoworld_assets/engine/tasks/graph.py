@@ -202,6 +202,10 @@ class _Consumer(NamedTuple):
     role: Role | None  # the person it wants (wanted_role), for person types
 
 
+# (producer output, consumer parameter, the edge's role evidence) of a pair the rules admit.
+_Admitted = tuple[_Producer, _Consumer, str]
+
+
 def _type_edges(specs: list[ServiceSpec], fanout: int | None
                 ) -> tuple[dict[str, dict[tuple[str, str], tuple[str, str, str]]], list[str]]:
     """Source tool → (target tool, parameter) → (output path, type, roles) of every type edge, and the
@@ -223,14 +227,11 @@ def _type_edges(specs: list[ServiceSpec], fanout: int | None
     for type_name in sorted(set(producers) & set(consumers)):
         outs, ins = producers[type_name], consumers[type_name]
         if fanout is None or len(outs) * len(ins) <= DENSE_PAIRS:
-            pairs: Iterable[tuple[_Producer, _Consumer]] = ((p, c) for p in outs for c in ins)
+            admitted = _admitted(((p, c) for p in outs for c in ins), type_name)
         else:
             sampled.append(type_name)
-            pairs = ((p, c) for group, c in _sampled_pairs(outs, ins, type_name, fanout) for p in group)
-        for producer, consumer in pairs:
-            roles = _admits(producer, consumer, type_name)
-            if roles is None:
-                continue
+            admitted = (edge for edges in _sampled_pairs(outs, ins, type_name, fanout) for edge in edges)
+        for producer, consumer, roles in admitted:
             source = producer.spec.qualified_tool_name(producer.tool.name)
             key = (consumer.spec.qualified_tool_name(consumer.tool.name), consumer.parameter)
             kept = found.setdefault(source, {}).get(key)
@@ -247,35 +248,44 @@ def type_pairs(specs: Iterable[ServiceSpec]) -> dict[str, tuple[int, int]]:
 
 
 def _sampled_pairs(outs: list[_Producer], ins: list[_Consumer], type_name: str,
-                   fanout: int) -> Iterable[tuple[list[_Producer], _Consumer]]:
-    """(A producing tool's outputs, consumer) pairs: each tool with up to ``fanout`` admissible consumers,
-    then each consumer with up to ``fanout`` admissible tools."""
+                   fanout: int) -> Iterable[list[_Admitted]]:
+    """The admitted pairs of each producing tool with up to ``fanout`` consumers, then of each consumer
+    with up to ``fanout`` producing tools (a tool's pairs: those of its outputs that are admitted)."""
     by_tool: dict[str, list[_Producer]] = {}
     for producer in outs:
         by_tool.setdefault(producer.spec.qualified_tool_name(producer.tool.name), []).append(producer)
     tools = list(by_tool.values())
     for name, group in by_tool.items():
         draws = _draws(len(ins), fanout, f"{type_name}:{name}")
-        yield from _first_admissible(((group, ins[i]) for i in draws), type_name, fanout)
+        yield from _first_admitted(([(p, ins[i]) for p in group] for i in draws), type_name, fanout)
     for consumer in ins:
         draws = _draws(len(tools), fanout,
                        f"{type_name}:{consumer.spec.qualified_tool_name(consumer.tool.name)}:{consumer.parameter}")
-        yield from _first_admissible(((tools[i], consumer) for i in draws), type_name, fanout)
+        yield from _first_admitted(([(p, consumer) for p in tools[i]] for i in draws), type_name, fanout)
 
 
 def _draws(n: int, fanout: int, name: str) -> list[int]:
     return random.Random(f"fanout:{name}").sample(range(n), min(n, fanout * FANOUT_DRAWS))
 
 
-def _first_admissible(pairs: Iterable[tuple[list[_Producer], _Consumer]], type_name: str,
-                      fanout: int) -> list[tuple[list[_Producer], _Consumer]]:
-    kept: list[tuple[list[_Producer], _Consumer]] = []
-    for group, consumer in pairs:
+def _first_admitted(candidates: Iterable[list[tuple[_Producer, _Consumer]]], type_name: str,
+                    fanout: int) -> list[list[_Admitted]]:
+    """The first ``fanout`` candidates (a producing tool's outputs with one consumer) with an admitted pair."""
+    kept: list[list[_Admitted]] = []
+    for pairs in candidates:
         if len(kept) == fanout:
             break
-        if any(_admits(producer, consumer, type_name) is not None for producer in group):
-            kept.append((group, consumer))
+        admitted = list(_admitted(pairs, type_name))
+        if admitted:
+            kept.append(admitted)
     return kept
+
+
+def _admitted(pairs: Iterable[tuple[_Producer, _Consumer]], type_name: str) -> Iterable[_Admitted]:
+    for producer, consumer in pairs:
+        roles = _admits(producer, consumer, type_name)
+        if roles is not None:
+            yield producer, consumer, roles
 
 
 def _producers_by_type(specs: list[ServiceSpec]) -> dict[str, list[_Producer]]:
