@@ -48,6 +48,13 @@ class ToolExecutor(Protocol):
     def reset(self, state: ServiceState) -> None:
         """Replace the hosted state."""
 
+    def restore(self) -> None:
+        """Go back to the state of the last :meth:`reset` (cheaper than resetting it again)."""
+
+    @property
+    def changed(self) -> bool:
+        """Whether a call changed the hosted state since the last :meth:`reset` or :meth:`restore`."""
+
     def call(self, tool: str, args: dict[str, Any]) -> dict[str, Any]:
         """Run one tool; always returns an envelope, never raises for tool failures."""
 

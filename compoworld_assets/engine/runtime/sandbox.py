@@ -330,10 +330,11 @@ class SandboxedExecutor:
         self._config["scratch"] = str(scratch.resolve())
         self._resources = _Resources(scratch)
         self._finalizer = weakref.finalize(self, self._resources.release)
-        self._mirror = _encode({"service_id": service_id, "tables": {}, "counters": {}})[:-1]
+        self._mirror = self._reset_mirror = _encode({"service_id": service_id, "tables": {}, "counters": {}})[:-1]
+        self._parsed: ServiceState | None = None  # the checked copy of the last reply's state, until read
         self._state_owner = service_id  # the service id of the installed state: replies must keep it
         self._installed: bytes | None = None  # the JSON of the child's pristine copy
-        self._changed = False  # a call changed the child's state since the pristine copy was taken
+        self._child_dirty = False  # a call changed the child's state since the pristine copy was taken
         self._restore_pending = False  # the next call starts from the pristine copy
         self._request_id = 0
         self.layers: list[str] = []
@@ -370,8 +371,22 @@ class SandboxedExecutor:
 
     def reset(self, state: ServiceState) -> None:
         """Install ``state``; nothing crosses the pipe when the child already holds exactly this JSON."""
-        self._mirror = _state_json(state)
+        self._mirror = self._reset_mirror = _state_json(state)
         self._state_owner = state.service_id
+        self._install_mirror()
+
+    def restore(self) -> None:
+        """Go back to the state of the last :meth:`reset`, without encoding it again."""
+        self._mirror = self._reset_mirror
+        self._install_mirror()
+
+    @property
+    def changed(self) -> bool:
+        """Whether a call changed the hosted state since the last :meth:`reset` or :meth:`restore`."""
+        return self._mirror is not self._reset_mirror
+
+    def _install_mirror(self) -> None:
+        self._parsed = None
         if self._resources.child is None:
             self._start()
             return
@@ -384,8 +399,8 @@ class SandboxedExecutor:
         if self._replace_if_tampered():
             return
         if self._mirror == self._installed:
-            self._restore_pending = self._restore_pending or self._changed
-            self._changed = False
+            self._restore_pending = self._restore_pending or self._child_dirty
+            self._child_dirty = False
             return
         try:
             self._exchange(self._reset_request(), self._limits.call_timeout_s)
@@ -396,10 +411,13 @@ class SandboxedExecutor:
             self._start()
             return
         self._installed = self._mirror
-        self._changed = self._restore_pending = False
+        self._child_dirty = self._restore_pending = False
 
     def state(self) -> ServiceState:
-        return ServiceState.model_validate_json(self._mirror)
+        """A copy of the hosted state. The copy the last call's reply was checked with is handed over once
+        instead of being parsed again; nothing else is kept, so the parent holds no second copy of a state."""
+        parsed, self._parsed = self._parsed, None
+        return parsed if parsed is not None else ServiceState.model_validate_json(self._mirror)
 
     def call(self, tool: str, args: dict[str, Any]) -> dict[str, Any]:
         if self.closed:
@@ -459,9 +477,9 @@ class SandboxedExecutor:
         if not is_envelope(result):
             self._rollback()
             return error(INTERNAL_ERROR, f"tool {tool!r} returned a non-envelope value: {_preview(result)}")
-        if state:
-            self._mirror = state
-            self._changed = True
+        if state is not None:
+            self._mirror, self._parsed = state
+            self._child_dirty = True
         return result
 
     def _replace_if_tampered(self) -> bool:
@@ -535,7 +553,7 @@ class SandboxedExecutor:
             raise SandboxLoadError(f"the service module failed to load: {_preview(str(reply.get('message')))}",
                                    violation=reply.get("failure") == "violation")
         self._installed = self._mirror
-        self._changed = self._restore_pending = False
+        self._child_dirty = self._restore_pending = False
         self._calls_since_start = 0
         self.starts += 1
 
@@ -544,8 +562,10 @@ class SandboxedExecutor:
             self._resources.child.stop()
             self._resources.child = None
 
-    def _exchange(self, request: bytes, timeout_s: float, *, with_id: bool = True) -> tuple[dict[str, Any], bytes]:
-        """Send ``request`` (a JSON line) and read its frame: the reply and the new state's JSON (or b"")."""
+    def _exchange(self, request: bytes, timeout_s: float, *,
+                  with_id: bool = True) -> tuple[dict[str, Any], tuple[bytes, ServiceState] | None]:
+        """Send ``request`` (a JSON line) and read its frame: the reply and the new state (its JSON and the
+        checked copy), or None when the state did not change."""
         child = self._resources.child
         assert child is not None and child.process.stdin is not None
         deadline = time.monotonic() + timeout_s
@@ -580,11 +600,9 @@ class SandboxedExecutor:
         if not isinstance(reply, dict):
             raise _ProtocolViolation(f"reply is not an object: {_preview(reply)}")
         state = body[reply_size:]
-        if state:
-            self._check_state(state)
-        return reply, state
+        return reply, ((state, self._check_state(state)) if state else None)
 
-    def _check_state(self, state: bytes) -> None:
+    def _check_state(self, state: bytes) -> ServiceState:
         try:
             parsed = ServiceState.model_validate_json(state)
         except (pydantic.ValidationError, RecursionError) as exc:
@@ -592,6 +610,7 @@ class SandboxedExecutor:
                                      f"{_preview(str(exc))}") from None
         if parsed.service_id != self._state_owner:
             raise _ProtocolViolation(f"the state sent back belongs to {parsed.service_id!r}")
+        return parsed
 
     @staticmethod
     def _refuse_stray_output(child: _Child) -> None:

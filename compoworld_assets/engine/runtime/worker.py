@@ -233,27 +233,37 @@ class Worker:
         self.cpu_seconds = cpu_seconds
         self.state = {"service_id": "", "tables": {}, "counters": {}}
         self.installed = copy_state(self.state)
-        self.previous = copy_state(self.state)
+        self.previous = self.installed
+        self.pristine = True  # ``state`` equals ``installed``
 
+    # ``installed`` and ``previous`` are never mutated (only ``state`` is handed to the service), so
+    # while ``state`` is pristine ``previous`` is the pristine copy itself and a call copies nothing;
+    # ``state`` never shares objects with either.
     def dispatch(self, request):
         op = request.get("op")
         if op == "call":
-            if request.get("restore"):
+            if request.get("restore") and not self.pristine:
                 self.state = copy_state(self.installed)
+                self.pristine = True
             return self.call(request["tool"], request["args"])
         if op == "reset":
             self.state = request["state"]
             self.installed = copy_state(self.state)
-            self.previous = copy_state(self.state)
+            self.previous = self.installed
+            self.pristine = True
             return {"ok": True}
         if op == "rollback":
-            self.state = self.previous
-            self.previous = copy_state(self.state)
+            self.undo()
             return {"ok": True}
         return {"ok": False, "failure": "protocol", "message": f"unknown op {op!r}"}
 
+    def undo(self):
+        """Go back to the state before the last call."""
+        self.state = copy_state(self.previous)
+        self.pristine = self.previous is self.installed
+
     def call(self, tool, args):
-        self.previous = copy_state(self.state)
+        self.previous = self.installed if self.pristine else copy_state(self.state)
         self.sandbox.violations.clear()
         arm_cpu_limit(self.cpu_seconds)
         self.sandbox.in_service = True
@@ -272,12 +282,12 @@ class Worker:
         if self.sandbox.violations:
             failure = ("violation", f"sandbox violation: {self.sandbox.violations[0]}")
         if failure is not None:
-            self.state = self.previous
-            self.previous = copy_state(self.state)
+            self.undo()
             return {"ok": False, "failure": failure[0], "message": failure[1]}
         reply = {"ok": True, "result": result}
         if self.state != self.previous:
             reply["changed"] = True
+            self.pristine = False
         return reply
 
 
@@ -319,8 +329,7 @@ def serve(worker, proto_in, proto_out):
         try:
             data = frame(request_id, encode(reply), encode(worker.state) if reply.get("changed") else b"")
         except (TypeError, ValueError, RecursionError) as exc:
-            worker.state = worker.previous
-            worker.previous = copy_state(worker.state)
+            worker.undo()
             data = frame(request_id, encode({
                 "ok": False,
                 "failure": "exception",

@@ -87,6 +87,7 @@ class _ToolRunner:
         self.seed_state = seed_state
         self.implemented = set(module.implemented_tools) - set(module.unimplemented_tools)
         self.trusted: set[str] = set()
+        self._installed = False  # the executor holds the seed state: later cases only restore it
         self.violations: list[str] = []
 
     def verify_all(self, tools: list[ToolSpec], seed: int) -> list[ToolVerdict]:
@@ -185,7 +186,11 @@ class _ToolRunner:
         return CheckResult(name=case.name, passed=True)
 
     def _reset(self) -> ServiceState:
-        self.executor.reset(self.seed_state)
+        if self._installed:
+            self.executor.restore()
+        else:
+            self.executor.reset(self.seed_state)
+            self._installed = True
         return self.seed_state
 
     def _call(self, tool: str, args: dict[str, Any]) -> dict[str, Any]:
@@ -201,8 +206,9 @@ class _ToolRunner:
         return result
 
     def _state(self) -> ServiceState | None:
+        """The state after a call; the seed state itself when the call changed nothing (no copy is read)."""
         try:
-            return self.executor.state()
+            return self.executor.state() if self.executor.changed else self.seed_state
         except Exception:  # noqa: BLE001 - a module that corrupts its state fails the check that reads it
             return None
 

@@ -119,6 +119,23 @@ def test_a_child_killed_before_a_pending_restore_comes_back_with_the_reset_state
     assert executor.starts == 2
 
 
+def test_restore_goes_back_to_the_last_reset_without_sending_it(executor, monkeypatch):
+    executor.reset(world(3, ("a",)))
+    assert not executor.changed
+    executor.call("peek", {})
+    assert not executor.changed  # a read leaves the state as it was
+    executor.call("add", {"id": "b"})
+    assert executor.changed
+    sent = count_exchanges(executor, monkeypatch)
+    executor.restore()
+    assert sent == [] and not executor.changed
+    assert executor.state() == world(3, ("a",))
+    assert executor.call("fail", {})["success"] is False  # touches the restored copy, then raises
+    assert not executor.changed
+    assert executor.call("peek", {}) == {"success": True, "data": [3, ["a"]]}
+    assert len(sent) == 2 and b'"restore":true' in sent[0]
+
+
 def test_the_installed_copy_survives_calls_that_mutate_nested_records(executor):
     executor.reset(world(1, ("a", "b")))
     for _ in range(3):
@@ -134,13 +151,21 @@ def test_random_sessions_match_an_in_process_reference(executor, seed):
     rng = random.Random(seed)
     handle = reference_handle()
     states = [world(0), world(2, ("a",)), world(5, ("a", "b"))]
-    reference = states[0].model_dump()
+    installed = states[0].model_dump()
+    reference = copy.deepcopy(installed)
     executor.reset(states[0])
-    for step in range(120):
-        if rng.random() < 0.3:
+    for step in range(160):
+        draw = rng.random()
+        if draw < 0.25:
             state = rng.choice(states)
             executor.reset(state)
-            reference = state.model_dump()
+            installed = state.model_dump()
+            reference = copy.deepcopy(installed)
+            continue
+        if draw < 0.4:
+            executor.restore()
+            reference = copy.deepcopy(installed)
+            assert not executor.changed
             continue
         tool = rng.choice(["bump", "bump", "add", "peek", "fail", "not_envelope"])
         args = {"id": f"i{rng.randrange(4)}"}
@@ -156,4 +181,7 @@ def test_random_sessions_match_an_in_process_reference(executor, seed):
             assert result == expected, (step, tool)
         else:
             assert result["success"] is False, (step, tool)
+        assert executor.changed == (reference != installed), (step, tool)
         assert executor.state().model_dump() == reference, (step, tool)
+        if rng.random() < 0.2:  # a second read parses the state again
+            assert executor.state().model_dump() == reference, (step, tool)

@@ -214,3 +214,36 @@ def test_a_rejected_call_that_writes_first_is_caught(helpdesk, offline_module, s
     )
     failures = verify(helpdesk, module, seed_state).verdict("get_customer").failures()
     assert failures and all(c.detail == "a rejected call changed the state" for c in failures)
+
+
+class CountingExecutor(InProcessExecutor):
+    """Counts the resets that send a whole state and the states read back."""
+
+    resets = 0
+    reads = 0
+
+    def reset(self, state: ServiceState) -> None:
+        CountingExecutor.resets += 1
+        super().reset(state)
+
+    def state(self) -> ServiceState:
+        CountingExecutor.reads += 1
+        return super().state()
+
+
+class ReadingExecutor(InProcessExecutor):
+    """Claims every call changed the state, so the runner reads every state back."""
+
+    @property
+    def changed(self) -> bool:
+        return True
+
+
+def test_the_seed_state_is_sent_once_and_read_back_only_after_a_change(helpdesk, offline_module, seed_state):
+    CountingExecutor.resets = CountingExecutor.reads = 0
+    counted = verify_service(helpdesk, offline_module, CountingExecutor, seed_state, SEED)
+    assert counted == verify_service(helpdesk, offline_module, ReadingExecutor, seed_state, SEED)
+    cases = [c for t in helpdesk.tools for c in generate_cases(helpdesk, t, seed_state, SEED)]
+    writes = [c for c in cases if c.kind == "valid" and helpdesk.tool(c.tool).effect not in ("read", "list", "search")]
+    assert CountingExecutor.resets == 1
+    assert 0 < CountingExecutor.reads <= 2 * len(writes) < len(cases)

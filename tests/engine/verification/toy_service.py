@@ -233,9 +233,18 @@ class InProcessExecutor:
         exec(compile(module_source, "<synthesized>", "exec"), namespace)  # noqa: S102 - hosting it is the point
         self._handle = namespace["handle"]
         self._state: dict[str, Any] = {}
+        self._installed: dict[str, Any] = {}
 
     def reset(self, state: ServiceState) -> None:
-        self._state = state.model_dump(mode="json")
+        self._installed = state.model_dump(mode="json")
+        self.restore()
+
+    def restore(self) -> None:
+        self._state = copy.deepcopy(self._installed)
+
+    @property
+    def changed(self) -> bool:
+        return self._state != self._installed
 
     def call(self, tool: str, args: dict[str, Any]) -> dict[str, Any]:
         try:

@@ -24,11 +24,20 @@ class SandboxedExecutor:
             raise SandboxLoadError(f"{type(exc).__name__}: {exc}") from exc
         self._handle = namespace["handle"]
         self._state: dict[str, Any] = {"service_id": service_id, "tables": {}, "counters": {}}
+        self._installed = copy.deepcopy(self._state)
         self.layers: list[str] = []
         self.pid = None
 
     def reset(self, state: Any) -> None:
-        self._state = state.model_dump(mode="json")
+        self._installed = state.model_dump(mode="json")
+        self.restore()
+
+    def restore(self) -> None:
+        self._state = copy.deepcopy(self._installed)
+
+    @property
+    def changed(self) -> bool:
+        return self._state != self._installed
 
     def call(self, tool: str, args: dict[str, Any]) -> dict[str, Any]:
         try:
