@@ -6,6 +6,8 @@ from pathlib import Path
 import pytest
 
 os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
+# Runtimes share state objects as values: every reuse checks that nobody changed one in place.
+os.environ.setdefault("COMPOWORLD_CHECK_STATE_VALUES", "1")
 
 CONVERTED_BASE = Path("data/models/base")
 

@@ -332,6 +332,7 @@ class SandboxedExecutor:
         self._finalizer = weakref.finalize(self, self._resources.release)
         self._mirror = self._reset_mirror = _encode({"service_id": service_id, "tables": {}, "counters": {}})[:-1]
         self._parsed: ServiceState | None = None  # the checked copy of the last reply's state, until read
+        self.version = 0  # counts the changes of the hosted state (resets, restores and changing calls)
         self._state_owner = service_id  # the service id of the installed state: replies must keep it
         self._installed: bytes | None = None  # the JSON of the child's pristine copy
         self._child_dirty = False  # a call changed the child's state since the pristine copy was taken
@@ -372,12 +373,15 @@ class SandboxedExecutor:
     def reset(self, state: ServiceState) -> None:
         """Install ``state``; nothing crosses the pipe when the child already holds exactly this JSON."""
         self._mirror = self._reset_mirror = _state_json(state)
+        self.version += 1
         self._state_owner = state.service_id
         self._install_mirror()
 
     def restore(self) -> None:
         """Go back to the state of the last :meth:`reset`, without encoding it again."""
-        self._mirror = self._reset_mirror
+        if self._mirror is not self._reset_mirror:
+            self._mirror = self._reset_mirror
+            self.version += 1
         self._install_mirror()
 
     @property
@@ -479,6 +483,7 @@ class SandboxedExecutor:
             return error(INTERNAL_ERROR, f"tool {tool!r} returned a non-envelope value: {_preview(result)}")
         if state is not None:
             self._mirror, self._parsed = state
+            self.version += 1
             self._child_dirty = True
         return result
 

@@ -14,6 +14,7 @@ yet start side by side (each start is mostly the child's interpreter start-up).
 
 from __future__ import annotations
 
+import os
 from collections import OrderedDict
 from collections.abc import Iterable, Mapping
 from concurrent.futures import ThreadPoolExecutor
@@ -54,8 +55,23 @@ def resolve_implementation(
     return {name: given.get(name, "code" if name in implemented else "world_model") for name in tool_names}
 
 
+CHECK_VALUES_ENV = "COMPOWORLD_CHECK_STATE_VALUES"
+
+
+class StateChangedInPlace(AssertionError):
+    """A state given to or taken from a runtime was changed in place (see :class:`ServiceRuntime`)."""
+
+
 class ServiceRuntime:
-    """One service: ``reset(state)``, ``call(tool, args)`` (always an envelope), ``state()``, ``close()``."""
+    """One service: ``reset(state)``, ``call(tool, args)`` (always an envelope), ``state()``, ``close()``.
+
+    States are values: ``state()`` hands back the very object the runtime was reset with while no call has
+    changed it, and ``reset`` to that object again sends nothing, so a world of large services is not
+    encoded, copied and parsed again for every step that leaves most of them alone. Whoever wants to change
+    a state takes a ``snapshot()`` first (as :func:`~compoworld_assets.engine.world_model.change.apply_change`
+    and task instantiation do). With ``COMPOWORLD_CHECK_STATE_VALUES=1`` (the test suite sets it) every reuse
+    checks that the state still holds what it held when given, and raises :class:`StateChangedInPlace`.
+    """
 
     def __init__(
         self,
@@ -74,13 +90,13 @@ class ServiceRuntime:
             raise ValueError(f"{spec.id}: tools routed to the world model but no world model given")
         self.world_model = world_model
         self._tools = {t.name: t for t in spec.tools}
-        self._state = ServiceState.empty(spec)
         self._executor = (
             SandboxedExecutor(module.source, limits, service_id=spec.id, trusted=module.trusted)
             if "code" in routes else None
         )
-        if self._executor is not None:
-            self._executor.reset(self._state)
+        self._check_values = os.environ.get(CHECK_VALUES_ENV) == "1"
+        self._held_json = b""
+        self._install(ServiceState.empty(spec))
 
     @property
     def executor(self) -> SandboxedExecutor | None:
@@ -95,13 +111,37 @@ class ServiceRuntime:
     def reset(self, state: ServiceState) -> None:
         if state.service_id != self.spec.id:
             raise ValueError(f"state of service {state.service_id!r} given to runtime of {self.spec.id!r}")
-        if self._executor is None:
-            self._state = state.snapshot()
-        else:
-            self._executor.reset(state)
+        if state is self._state and self._from_reset and not self._changed():
+            self._checked(state)
+            if self._executor is not None:
+                self._executor.restore()  # a fresh process for untrusted code that ran, as a reset gives
+            return
+        self._install(state)
 
     def state(self) -> ServiceState:
-        return self._state.snapshot() if self._executor is None else self._executor.state()
+        """The current state, held as a value: the object given to the last reset while no call changed it,
+        else the one read back after the last change (read once)."""
+        if self._changed():
+            assert self._executor is not None
+            self._hold(self._executor.state(), from_reset=False)
+        return self._checked(self._state)
+
+    def _changed(self) -> bool:
+        """Whether the executor's state moved on since the held value."""
+        return self._executor is not None and self._executor.version != self._version
+
+    def _hold(self, state: ServiceState, from_reset: bool) -> None:
+        self._state = state
+        self._from_reset = from_reset
+        self._version = 0 if self._executor is None else self._executor.version
+        if self._check_values:
+            self._held_json = state.model_dump_json().encode()
+
+    def _checked(self, state: ServiceState) -> ServiceState:
+        if self._check_values and state.model_dump_json().encode() != self._held_json:
+            raise StateChangedInPlace(f"{self.spec.id}: a state given to or taken from its runtime was changed "
+                                      "in place; take a snapshot() before changing a state")
+        return state
 
     def call(self, tool: str, args: dict[str, Any]) -> dict[str, Any]:
         spec_tool = self._tools.get(tool)
@@ -130,10 +170,9 @@ class ServiceRuntime:
         return simulation.result
 
     def _install(self, state: ServiceState) -> None:
-        if self._executor is None:
-            self._state = state
-        else:
+        if self._executor is not None:
             self._executor.reset(state)
+        self._hold(state, from_reset=True)
 
     def close(self) -> None:
         if self._executor is not None:

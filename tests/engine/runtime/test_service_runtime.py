@@ -6,7 +6,12 @@ import pytest
 
 from compoworld_assets.engine.runtime.executor import SandboxLimits
 from compoworld_assets.engine.runtime.sandbox import SandboxLoadError
-from compoworld_assets.engine.runtime.service_runtime import RuntimePool, ServiceMount, ServiceRuntime
+from compoworld_assets.engine.runtime.service_runtime import (
+    RuntimePool,
+    ServiceMount,
+    ServiceRuntime,
+    StateChangedInPlace,
+)
 from compoworld_assets.engine.runtime.state import ServiceState, WorldState
 from compoworld_assets.engine.specs.model import (
     Effect,
@@ -127,6 +132,39 @@ def test_routes_code_and_world_model_tools(runtime):
     assert tags["success"] and tags["data"]["note_id"] == "note_0001"
     assert runtime.call("suggest_tags", {"note_id": "note_0404"})["error"]["code"] == "not_found"
     assert runtime.state().tables["Note"] == {"note_0001": {"id": "note_0001", "title": "Plan"}}
+
+
+def notes_state(*titles: str) -> ServiceState:
+    notes = {f"note_{i:04d}": {"id": f"note_{i:04d}", "title": t} for i, t in enumerate(titles, 1)}
+    return ServiceState(service_id="notes", tables={"Note": notes}, counters={"Note": len(titles)})
+
+
+def test_states_are_values_handed_back_until_a_call_changes_them(runtime):
+    given = notes_state("Plan")
+    runtime.reset(given)
+    assert runtime.call("get_note", {"note_id": "note_0001"})["success"]
+    assert runtime.state() is given  # a read changed nothing: no copy is read back
+    version = runtime.executor.version
+    runtime.reset(given)  # the runtime holds it: nothing is encoded or sent
+    assert runtime.executor.version == version
+    runtime.call("create_note", {"title": "Next"})
+    after = runtime.state()
+    assert after is not given and runtime.state() is after  # read back once, then held
+    assert sorted(after.tables["Note"]) == ["note_0001", "note_0002"] and sorted(given.tables["Note"]) == ["note_0001"]
+    runtime.reset(given)
+    assert runtime.state() is given and runtime.call("get_note", {"note_id": "note_0002"})["error"]["code"] == "not_found"
+
+
+def test_a_state_changed_in_place_is_caught_when_reused(runtime):
+    given = notes_state("Plan")
+    runtime.reset(given)
+    given.tables["Note"]["note_0001"]["title"] = "Edited"
+    with pytest.raises(StateChangedInPlace):
+        runtime.state()
+    with pytest.raises(StateChangedInPlace):
+        runtime.reset(given)
+    runtime.reset(notes_state("Plan").snapshot())  # the fix: a copy to change, a fresh value to give
+    assert runtime.state().tables["Note"]["note_0001"]["title"] == "Plan"
 
 
 @pytest.mark.parametrize(

@@ -55,6 +55,7 @@ def test_touching_the_trap_record_zeroes_the_score(email_task, runtime_for):
     _, final, answer = execute_plan(email_task, runtime_for(email_task))
     trap = next(c for c in email_task.rubric if c.check["op"] == "trap_untouched")
     assert any(trap.check["id"] in rule for rule in email_task.house_rules)
+    final = final.snapshot()  # states are values: a copy to change
     final.services[trap.check["service"]].tables[trap.check["entity"]][trap.check["id"]]["subject"] = "Edited"
     results = {r.id: r.passed for r in evaluate_rubric(email_task, final, answer)}
     assert results[trap.id] is False and results["no_collateral"] is False
