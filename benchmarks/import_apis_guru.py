@@ -115,7 +115,7 @@ def build_sample(api: Path, count: int, seed: int, walks: int, time_limit_s: flo
     from compoworld_assets.engine.parallel_builds import build_workers as automatic_workers
     from compoworld_assets.engine.runtime.executor import SandboxLimits
     from compoworld_assets.engine.runtime.service_runtime import RuntimePool
-    from compoworld_assets.engine.service_build import ServiceFailure
+    from compoworld_assets.engine.service_build import BuiltService, ServiceBuild, ServiceFailure
     from compoworld_assets.engine.specs.importers import dedupe_service_ids, import_spec_file
     from compoworld_assets.engine.specs.model import ImportResult
     from compoworld_assets.engine.tables import tool_verdict
@@ -136,38 +136,43 @@ def build_sample(api: Path, count: int, seed: int, walks: int, time_limit_s: flo
     import_s = time.perf_counter() - started
     progress(f"imported {len(imported.specs)} services in {import_s:.0f} s; building {len(builtin) + len(imported.specs)}")
 
-    builds, failures = {}, []
+    def verdict_words(build: ServiceBuild) -> list[tuple[str, str]]:
+        probes = {p.tool: p.passed for p in build.world_model_probes}
+        return [(v.tool, tool_verdict(v.implementation, v.passed, probes.get(v.tool))) for v in build.verdicts]
+
+    def kept(outcome: ServiceBuild | ServiceFailure) -> tuple[BuiltService, list[tuple[str, str]]] | ServiceFailure:
+        """What the benchmark keeps of a build (not its seed state and checks), as soon as it is made."""
+        return outcome if isinstance(outcome, ServiceFailure) else (outcome.built(), verdict_words(outcome))
+
+    built, words, failures = {}, {}, []
     library = [*builtin, *imported.specs]
     with tempfile.TemporaryDirectory() as scratch:
         recipe = BackendRecipe(LLMSettings(), SandboxLimits(), str(Path(scratch) / "world_model_cache.sqlite"))
         outcomes = build_services(library, recipe, BuildSettings(seed=seed, time_limit_s=time_limit_s),
-                                  workers=build_workers or automatic_workers(len(library)))
+                                  workers=build_workers or automatic_workers(len(library)), keep=kept)
     for spec, outcome in zip(library, outcomes, strict=True):
         if isinstance(outcome, ServiceFailure):
             failures.append(outcome)
         else:
-            builds[spec.id] = outcome
+            built[spec.id], words[spec.id] = outcome
+    del outcomes
     build_s = time.perf_counter() - started - import_s
-    progress(f"built {len(builds)} services ({len(failures)} failed) in {build_s:.0f} s")
+    progress(f"built {len(built)} services ({len(failures)} failed) in {build_s:.0f} s")
     own = {s.id for s in imported.specs}
     verdicts = Counter()
     by_transition = 0
     simulated_by = Counter()  # world-model tools whose probe passed, by what their spec says they do
-    for sid in sorted(own & set(builds)):
-        build = builds[sid]
-        probes = {p.tool: p.passed for p in build.world_model_probes}
-        for v in build.verdicts:
-            verdict = tool_verdict(v.implementation, v.passed, probes.get(v.tool))
+    for sid in sorted(own & set(built)):
+        for name, verdict in words[sid]:
             verdicts[verdict] += 1
-            tool = build.spec.tool(v.tool)
-            if v.passed and v.implementation == "code" and tool.transition is not None:
+            tool = built[sid].spec.tool(name)
+            if verdict == "verified" and tool.transition is not None:
                 by_transition += 1
             if verdict == "simulated":
                 simulated_by[simulated_kind(tool)] += 1
     tools = sum(verdicts.values())
 
-    built = {sid: b.built() for sid, b in builds.items()}
-    specs = [b.spec for b in builds.values()]
+    specs = [b.spec for b in built.values()]
     graph = built_services_graph(built)
     stages = time.perf_counter()
     progress(f"graph: {graph.number_of_edges()} edges; sampling {walks} walks into tasks")
@@ -198,10 +203,10 @@ def build_sample(api: Path, count: int, seed: int, walks: int, time_limit_s: flo
 
     print(f"specs chosen (seed {seed}):   {len(chosen)}")
     print(f"imported services:          {len(imported.specs)} ({len(imported.quarantined)} quarantine rows)")
-    print(f"services built / failed:    {len(own & set(builds))} / {len(own - set(builds))}")
+    print(f"services built / failed:    {len(own & set(built))} / {len(own - set(built))}")
     for stage, n in Counter(f.stage for f in failures if f.service_id in own).most_common():
         print(f"  quarantined at {stage:<12} {n}")
-    entities = [e for sid in sorted(own & set(builds)) for e in builds[sid].spec.entities]
+    entities = [e for sid in sorted(own & set(built)) for e in built[sid].spec.entities]
     print(f"imported entities:          {len(entities)} ({sum(1 for e in entities if not e.fields)} with no field)")
     print(f"imported tools:             {tools}")
     print(f"  verified code             {share(verdicts['verified'], tools)}")
@@ -215,7 +220,7 @@ def build_sample(api: Path, count: int, seed: int, walks: int, time_limit_s: flo
     print(f"  unusable                  {share(verdicts['unusable'], tools)}")
     print(f"  failed code               {share(verdicts['failed'], tools)}")
     print(f"graph:                      {graph.number_of_nodes()} tools, {graph.number_of_edges()} edges")
-    built_own = own & set(builds)
+    built_own = own & set(built)
     print(f"imported services w/ edges: {share(len(with_edges & built_own), len(built_own))}")
     print(f"  with a walkable edge across services: {share(len(walkable & built_own), len(built_own))}")
     print(f"tasks / walks:              {len(tasks)} / {walks} ({len(quarantined)} quarantined)")

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from typing import Any, TypeVar
 
 from compoworld_assets.engine.backends import BuildBackends
 from compoworld_assets.engine.service_build import ServiceBuild, ServiceFailure, spec_hash, try_build_service
@@ -24,6 +25,7 @@ from compoworld_assets.engine.specs.model import ServiceSpec
 from compoworld_assets.engine.workers import WorkerLost, run_isolated, worker_count
 
 Outcome = ServiceBuild | ServiceFailure
+Kept = TypeVar("Kept")
 # A worker pays an interpreter start and the engine's imports (~1 s): worth it from this many builds up.
 SERVICES_PER_WORKER = 8
 
@@ -41,17 +43,27 @@ def build_workers(n_services: int, cores: int | None = None) -> int:
 
 
 def build_services(specs: Sequence[ServiceSpec], backends: Callable[[], BuildBackends], settings: BuildSettings,
-                   workers: int = 1) -> list[Outcome]:
-    """The build outcome of each spec, in order; ``workers`` > 1 builds in that many processes."""
+                   workers: int = 1, keep: Callable[[Outcome], Kept] | None = None) -> list[Kept]:
+    """The build outcome of each spec, in order; ``workers`` > 1 builds in that many processes.
+
+    ``keep`` turns each outcome, as soon as it is made, into what the caller keeps of it (a table row, the
+    parts a runtime needs), so that a large library's builds (their seed states above all) are never all
+    held at once; without it the outcomes themselves are returned.
+    """
+    kept: Callable[[Outcome], Any] = keep or _itself
     if workers <= 1 or len(specs) <= 1:
         made = backends()
-        return [_build(spec, made, settings) for spec in specs]
+        return [kept(_build(spec, made, settings)) for spec in specs]
     # Largest first, so that a big spec does not start last and leave the other workers idle.
     order = sorted(range(len(specs)), key=lambda i: (-len(specs[i].tools), i))
     outcomes = run_isolated([(spec, settings) for spec in specs], _build_in_worker, workers, _start_worker,
-                            (backends,), order)
-    return [_worker_failure(spec, outcome) if isinstance(outcome, WorkerLost) else outcome
+                            (backends,), order, keep=kept)
+    return [kept(_worker_failure(spec, outcome)) if isinstance(outcome, WorkerLost) else outcome
             for spec, outcome in zip(specs, outcomes, strict=True)]
+
+
+def _itself(outcome: Outcome) -> Outcome:
+    return outcome
 
 
 def _worker_failure(spec: ServiceSpec, lost: WorkerLost) -> ServiceFailure:

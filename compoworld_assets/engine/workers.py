@@ -43,28 +43,30 @@ class WorkerLost:
 
 def run_isolated(jobs: Sequence[Job], run: Callable[[Job], Result], workers: int,
                  initializer: Callable[..., None], initargs: tuple[Any, ...] = (),
-                 order: Sequence[int] | None = None) -> list[Result | WorkerLost]:
+                 order: Sequence[int] | None = None,
+                 keep: Callable[[Result], Any] | None = None) -> list[Any]:
     """``run(job)`` for every job, in ``workers`` forkserver processes (each set up once by
-    ``initializer(*initargs)``); the results in the order of ``jobs``.
+    ``initializer(*initargs)``); the results in the order of ``jobs``. With ``keep``, each result is
+    replaced by ``keep(result)`` as soon as it arrives, so large results are not all held at once.
 
     Jobs start in ``order`` (indices; default: as given), at most ``workers`` in flight, so when a worker
     dies only the jobs in flight are lost: each is run again alone, in a fresh process, and one that kills
     that process too comes back as :class:`WorkerLost`; the other jobs run. ``run`` and ``initializer``
     must be importable by name (module-level functions), and jobs and results picklable.
     """
-    results: dict[int, Result | WorkerLost] = {}
+    results: dict[int, Any] = {}
     pending = list(range(len(jobs)) if order is None else order)
     while pending:
-        lost, pending = _run_pool(jobs, pending, run, workers, initializer, initargs, results)
+        lost, pending = _run_pool(jobs, pending, run, workers, initializer, initargs, results, keep)
         for index in lost:  # alone, so that a job that kills its process is told apart from its neighbours
-            if _run_pool(jobs, [index], run, 1, initializer, initargs, results)[0]:
+            if _run_pool(jobs, [index], run, 1, initializer, initargs, results, keep)[0]:
                 results[index] = WorkerLost("BrokenProcessPool", "the worker process died (killed or out of memory)")
     return [results[i] for i in range(len(jobs))]
 
 
 def _run_pool(jobs: Sequence[Job], indices: list[int], run: Callable[[Job], Result], workers: int,
               initializer: Callable[..., None], initargs: tuple[Any, ...],
-              results: dict[int, Result | WorkerLost]) -> tuple[list[int], list[int]]:
+              results: dict[int, Any], keep: Callable[[Result], Any] | None) -> tuple[list[int], list[int]]:
     """Run ``indices`` in that order with at most ``workers`` in flight, filling ``results``. When a worker
     dies, returns (the jobs in flight then, the jobs not started); else two empty lists."""
     queue = list(reversed(indices))  # popped from the end: in the order given
@@ -79,9 +81,11 @@ def _run_pool(jobs: Sequence[Job], indices: list[int], run: Callable[[Job], Resu
             for future in done:
                 index = running.pop(future)
                 try:
-                    results[index] = future.result()
+                    result = future.result()
                 except BrokenProcessPool:
                     return sorted([index, *running.values()]), list(reversed(queue))
                 except Exception as error:  # noqa: BLE001 - e.g. a result that cannot cross processes
                     results[index] = WorkerLost(type(error).__name__, str(error)[:2000])
+                else:
+                    results[index] = result if keep is None else keep(result)
     return [], []

@@ -45,3 +45,19 @@ def test_workers_follow_the_cores_and_are_worth_their_start():
     assert build_workers(37, cores=2) == 2
     assert build_workers(500, cores=64) == 8
     assert build_workers(40, cores=16) == 5
+
+
+def _summary(outcome):
+    if isinstance(outcome, ServiceFailure):
+        return ("quarantined", outcome.service_id, outcome.stage)
+    return ("built", outcome.spec.id, len(outcome.verified_tools) > 0)
+
+
+def test_what_is_kept_of_each_build_replaces_it_failures_included(monkeypatch):
+    monkeypatch.syspath_prepend(str(Path(__file__).parent))
+    from worker_faults import DyingRecipe
+
+    specs = [builtin_spec(s) for s in SERVICES]
+    kept = build_services(specs, DyingRecipe(victim="mail"), BuildSettings(seed=3), workers=2, keep=_summary)
+    assert kept == [("built", "crm", True), ("quarantined", "mail", "worker"), ("built", "helpdesk", True),
+                    ("built", "calendar", True)]

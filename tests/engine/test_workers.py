@@ -28,3 +28,16 @@ def test_a_job_that_kills_its_worker_is_lost_alone_and_a_raising_one_says_why(fa
     assert results[3] == WorkerLost("BrokenProcessPool", "the worker process died (killed or out of memory)")
     assert results[5] == WorkerLost("ValueError", "five is refused")
     assert [r for i, r in enumerate(results) if i not in (3, 5)] == [0, 1, 4, 16, 36, 49]
+
+
+def test_each_result_is_replaced_by_what_is_kept_of_it_as_it_arrives(faults):
+    kept: list[int] = []
+
+    def keep(result: int) -> str:
+        kept.append(result)
+        return f"<{result}>"
+
+    results = run_isolated(list(range(7)), faults.exit_on, 2, faults.start_nothing, keep=keep)
+    assert sorted(kept) == [0, 1, 4, 16, 36]  # every result once; lost jobs are not results
+    assert results[:3] == ["<0>", "<1>", "<4>"] and results[4] == "<16>" and results[6] == "<36>"
+    assert isinstance(results[3], WorkerLost) and isinstance(results[5], WorkerLost)

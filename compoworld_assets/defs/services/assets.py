@@ -18,6 +18,7 @@ declared as an external asset the step reports a materialization of; its suite r
 checks beside ``services``.
 """
 
+import json
 
 import dagster as dg
 import duckdb
@@ -96,7 +97,7 @@ def services(
     synthesizer = llm.synthesizer(sandbox.executor_factory(trusted=llm.backend == "offline"))
     outcomes = _build_partitions([rows[s] for s in sorted(context.partition_keys)], config,
                                  BackendRecipe(llm.settings(), sandbox.limits(), str(storage.world_model_cache)), storage)
-    builds: list[ServiceBuild] = []
+    built: list[pl.DataFrame] = []
     failures: list[ServiceFailure] = []
     contents: dict[str, str] = {}
     for service_id, outcome in zip(sorted(context.partition_keys), outcomes, strict=True):
@@ -109,15 +110,17 @@ def services(
                                         "error": f"{outcome.error_type}: {outcome.message[:500]}",
                                         CONTENT_KEY: contents[service_id]}, partition_key=service_id)
             continue
-        context.log.info(f"{service_id}: {len(outcome.verified_tools)}/{len(outcome.spec.tools)} tools verified, "
-                         f"{len(outcome.world_model_tools)} on the world model")
-        builds.append(outcome)
-        contents[service_id] = content_hash(tables.service_rows([outcome]).row(0, named=True))
+        row = outcome.row(0, named=True)
+        world_model_tools = [v["tool"] for v in json.loads(row["verdicts_json"]) if v["implementation"] == "world_model"]
+        context.log.info(f"{service_id}: {row['n_verified']}/{row['n_tools']} tools verified, "
+                         f"{row['n_world_model']} on the world model")
+        built.append(outcome)
+        contents[service_id] = content_hash(row)
         context.add_asset_metadata({
-            "dagster/row_count": 1, "quarantined": False, "spec_hash": outcome.spec.content_hash(),
-            "module_hash": outcome.module.source_hash, "n_tools": len(outcome.spec.tools),
-            "n_verified": len(outcome.verified_tools), "n_world_model": len(outcome.world_model_tools),
-            "world_model_tools": dg.MetadataValue.json(outcome.world_model_tools), CONTENT_KEY: contents[service_id],
+            "dagster/row_count": 1, "quarantined": False, "spec_hash": row["spec_hash"],
+            "module_hash": row["module_hash"], "n_tools": row["n_tools"],
+            "n_verified": row["n_verified"], "n_world_model": row["n_world_model"],
+            "world_model_tools": dg.MetadataValue.json(world_model_tools), CONTENT_KEY: contents[service_id],
         }, partition_key=service_id)
     quarantine = tables.quarantined_service_rows(failures, synthesizer.name)
     _store_quarantine(storage.database, quarantine, context.partition_keys,
@@ -125,7 +128,7 @@ def services(
     for service_id in context.partition_keys:
         context.log_event(dg.AssetMaterialization(QUARANTINE_TABLE, partition=service_id, metadata={
             "quarantined": service_id in set(quarantine["service_id"].to_list())}))
-    frame = tables.service_rows(builds)
+    frame = pl.concat(built) if built else tables.service_rows([])
     version = run_data_version(contents, latest_materializations(context.instance, context.asset_key,
                                                                  sorted(contents)))
     context.log.info(f"{len(frame)} services built ({int(frame['n_tools'].sum())} tools, "
@@ -138,11 +141,13 @@ def services(
 
 
 def _build_partitions(rows: list[dict], config: ServicesConfig, backends: BackendRecipe,
-                      storage: StorageResource) -> list[ServiceBuild | ServiceFailure]:
-    """Each row's build outcome, in order; a failure at any step (spec parsing and module storage included)
-    is an outcome. The builds run in ``config.build_workers`` processes (see :func:`build_workers`)."""
+                      storage: StorageResource) -> list[pl.DataFrame | ServiceFailure]:
+    """Each row's build as its one-row ``services`` table, or its failure, in order; a failure at any step
+    (spec parsing and module storage included) is an outcome. The builds run in ``config.build_workers``
+    processes (see :func:`build_workers`); each is stored and made a row as soon as it is built, so a large
+    library's builds (their seed states above all) are never all held at once."""
     specs: dict[str, ServiceSpec] = {}
-    outcomes: dict[str, ServiceBuild | ServiceFailure] = {}
+    outcomes: dict[str, pl.DataFrame | ServiceFailure] = {}
     spec_hashes = {row["service_id"]: row["spec_hash"] for row in rows}
     for row in rows:
         try:
@@ -150,18 +155,22 @@ def _build_partitions(rows: list[dict], config: ServicesConfig, backends: Backen
         except ValueError as error:
             outcomes[row["service_id"]] = ServiceFailure.from_exception(row["service_id"], row["spec_hash"], "spec",
                                                                         error)
+
+    def stored(outcome: ServiceBuild | ServiceFailure) -> pl.DataFrame | ServiceFailure:
+        if isinstance(outcome, ServiceFailure):
+            return outcome
+        service_id = outcome.spec.id
+        try:
+            storage.path("modules", service_id, f"{outcome.module.source_hash}.py").write_text(outcome.module.source)
+        except (OSError, ValueError) as error:
+            return ServiceFailure.from_exception(service_id, spec_hashes[service_id], "store", error)
+        return tables.service_rows([outcome])
+
     settings = BuildSettings(seed=config.seed, rows_per_entity=config.rows_per_entity,
                              time_limit_s=config.service_time_limit_s)
     workers = config.build_workers or build_workers(len(specs))
-    for service_id, outcome in zip(specs, build_services(list(specs.values()), backends, settings, workers),
-                                   strict=True):
-        if isinstance(outcome, ServiceBuild):
-            try:
-                storage.path("modules", service_id, f"{outcome.module.source_hash}.py").write_text(
-                    outcome.module.source)
-            except (OSError, ValueError) as error:
-                outcome = ServiceFailure.from_exception(service_id, spec_hashes[service_id], "store", error)
-        outcomes[service_id] = outcome
+    built = build_services(list(specs.values()), backends, settings, workers, keep=stored)
+    outcomes.update(zip(specs, built, strict=True))
     return [outcomes[row["service_id"]] for row in rows]
 
 
