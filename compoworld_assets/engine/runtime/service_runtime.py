@@ -111,7 +111,9 @@ class ServiceRuntime:
     def reset(self, state: ServiceState) -> None:
         if state.service_id != self.spec.id:
             raise ValueError(f"state of service {state.service_id!r} given to runtime of {self.spec.id!r}")
-        if state is self._state and self._from_reset and not self._changed():
+        # The executor still holds the very state it was reset with (not one a call left behind): restoring
+        # it is all a reset to it needs.
+        if state is self._state and not self._changed() and not (self._executor and self._executor.changed):
             self._checked(state)
             if self._executor is not None:
                 self._executor.restore()  # a fresh process for untrusted code that ran, as a reset gives
@@ -123,16 +125,15 @@ class ServiceRuntime:
         else the one read back after the last change (read once)."""
         if self._changed():
             assert self._executor is not None
-            self._hold(self._executor.state(), from_reset=False)
+            self._hold(self._executor.state())
         return self._checked(self._state)
 
     def _changed(self) -> bool:
         """Whether the executor's state moved on since the held value."""
         return self._executor is not None and self._executor.version != self._version
 
-    def _hold(self, state: ServiceState, from_reset: bool) -> None:
+    def _hold(self, state: ServiceState) -> None:
         self._state = state
-        self._from_reset = from_reset
         self._version = 0 if self._executor is None else self._executor.version
         if self._check_values:
             self._held_json = state.model_dump_json().encode()
@@ -172,7 +173,7 @@ class ServiceRuntime:
     def _install(self, state: ServiceState) -> None:
         if self._executor is not None:
             self._executor.reset(state)
-        self._hold(state, from_reset=True)
+        self._hold(state)
 
     def close(self) -> None:
         if self._executor is not None:
