@@ -49,4 +49,6 @@ def selection_error(keys: list[str], partition: str | None) -> str | None:
     if partition is None and partitioned and partitioned != {"service"}:
         [name] = partitioned
         return f"{', '.join(keys)} is partitioned by {name}: pass --partition"
+    if partition is not None and ".." in partition and partitioned != {"service"}:
+        return f"a range FIRST..LAST selects service partitions; {', '.join(keys)} takes one --partition"
     return None

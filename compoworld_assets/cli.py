@@ -70,13 +70,19 @@ def _launcher(log_level: str, command_tags: dict[str, str]) -> tuple[object, Cal
     return instance, launch
 
 
-def _all_services_tags(instance) -> dict[str, str]:
-    """Tags selecting every registered ``service`` partition as one run (a single-run backfill)."""
+def _services_tags(instance, span: str | None = None) -> dict[str, str]:
+    """Tags selecting the registered ``service`` partitions ``FIRST..LAST`` (every one when ``span`` is
+    None) as one run, a single-run backfill: runs over disjoint ranges build side by side."""
     partitions = instance.get_dynamic_partitions("service")
     if not partitions:
         raise SystemExit("no service partitions yet: materialize service_specs first")
-    return {"dagster/asset_partition_range_start": partitions[0],
-            "dagster/asset_partition_range_end": partitions[-1]}
+    first, last = span.split("..", 1) if span else (partitions[0], partitions[-1])
+    unknown = [key for key in (first, last) if key not in partitions]
+    if unknown:
+        raise SystemExit(f"no service partition {unknown[0]!r}: materialize service_specs first")
+    if partitions.index(first) > partitions.index(last):
+        raise SystemExit(f"empty range {span!r}: {first!r} comes after {last!r} among the registered services")
+    return {"dagster/asset_partition_range_start": first, "dagster/asset_partition_range_end": last}
 
 
 def run_pipeline(data_dir: str, seed: int, rows_per_entity: int, n_plans: int | None, task_round: str,
@@ -93,7 +99,7 @@ def run_pipeline(data_dir: str, seed: int, rows_per_entity: int, n_plans: int | 
         launch("import_specs_job")
 
     def build_services() -> None:
-        launch("build_services_job", tags=_all_services_tags(instance),
+        launch("build_services_job", tags=_services_tags(instance),
                run_config={"ops": {"services": {"config": {"seed": seed, "rows_per_entity": rows_per_entity}}}})
 
     def catalog_and_graph() -> None:
@@ -184,8 +190,8 @@ def materialize_assets(data_dir: str, keys: list[str], partition: str | None, lo
     kwargs: dict = {"run_config": run_config} if run_config else {}
     if partitions_defs:
         [partitions_def] = partitions_defs
-        if partition is None:  # only service partitions may be left out (asset_index.selection_error)
-            kwargs["tags"] = _all_services_tags(instance)
+        if partition is None or ".." in partition:  # only service partitions may be left out or ranged
+            kwargs["tags"] = _services_tags(instance, partition)
         else:
             kwargs["partition_key"] = _partition_key(partitions_def, partition, instance)
     with tqdm(total=1, desc=f"materialize {' '.join(keys)}", unit="run", file=sys.stdout) as bar:
@@ -268,7 +274,8 @@ def _print_summary(summary: dict[str, int], data_dir: str) -> None:
     print("\nCompoWorld main job finished:")
     for key, value in summary.items():
         print(f"  {key:>18}: {value}")
-    print(f"\nData: {data_dir}/compoworld.duckdb (schema 'pipeline'); modules under {data_dir}/modules/")
+    print(f"\nData: {data_dir}/compoworld.duckdb (schema 'pipeline'; the partitioned tables are views of the Delta "
+          f"Lake tables under {data_dir}/tables/); modules under {data_dir}/modules/")
     print("UI:   scripts/ui.sh  → http://127.0.0.1:3000 (asset graph, runs, checks)")
 
 
@@ -287,7 +294,8 @@ def build_parser() -> argparse.ArgumentParser:
     materialize = sub.add_parser("materialize", help="materialize assets (with their checks)")
     materialize.add_argument("assets", nargs="+", help="asset keys, e.g. services or marts/catalog_by_domain")
     materialize.add_argument("--partition", help=("a service id, a task round, or benchmark|model for "
-                                                   "benchmark_scores; services default to all"))
+                                                   "benchmark_scores; services also take FIRST..LAST (registered "
+                                                   "order) and default to all"))
     materialize.add_argument("--config", help="run config: JSON, or a .json/.yaml file")
     for command in (run, materialize):
         command.add_argument("--log-level", default="WARNING", help="Dagster console log level (DEBUG for all)")

@@ -27,11 +27,13 @@ from compoworld_assets.defs.training import checks as training_checks
 from compoworld_assets.defs.trajectories import assets as trajectories_assets
 from compoworld_assets.defs.trajectories import checks as trajectories_checks
 from resources import (
+    PARTITIONS_IO_MANAGER,
     ComputeResource,
     LLMResource,
     SandboxResource,
     SpecSourcesResource,
     duckdb_io_manager,
+    partitions_io_manager,
     storage_resource,
 )
 from sensors import jobs as pipeline_jobs
@@ -52,6 +54,7 @@ def build_resources(data_dir: str | None = None) -> dict[str, object]:
     storage = storage_resource(data_dir)
     return {
         "io_manager": duckdb_io_manager(storage),
+        PARTITIONS_IO_MANAGER: partitions_io_manager(storage),
         "storage": storage,
         "llm": LLMResource(),
         "sandbox": SandboxResource(),

@@ -49,6 +49,30 @@ class StorageResource(dg.ConfigurableResource):
         return self.path("world_model_cache.sqlite")
 
 
+# A step waits for the DuckDB file while another process holds it (a dbt build, a large table
+# write): up to ~10 minutes, polling every few seconds once the first quick retries have failed.
+_LOCK_DELAYS = (0.05, 0.1, 0.2, 0.5, 1.0, *(3.0,) * 200)
+
+
+@contextmanager
+def duckdb_connection(database: str) -> Iterator[duckdb.DuckDBPyConnection]:
+    """A read-write connection to ``database`` in one transaction (rolled back on error), waiting
+    for another process's lock on the file instead of failing at once."""
+    conn = backoff(fn=duckdb.connect, retry_on=(RuntimeError, duckdb.IOException),
+                   kwargs={"database": database, "read_only": False, "config": {"custom_user_agent": "dagster"}},
+                   max_retries=len(_LOCK_DELAYS), delay_generator=(d for d in _LOCK_DELAYS))
+    try:
+        conn.begin()
+        try:
+            yield conn
+        except BaseException:
+            conn.rollback()
+            raise
+        conn.commit()
+    finally:
+        conn.close()
+
+
 class _TransactionalClient(DuckDbClient):
     """Dagster's DuckDB client on a database given here (not in the IO manager's config), one
     transaction per connection."""
@@ -58,19 +82,8 @@ class _TransactionalClient(DuckDbClient):
 
     @contextmanager
     def connect(self, context, table_slice: TableSlice) -> Iterator:
-        conn = backoff(fn=duckdb.connect, retry_on=(RuntimeError, duckdb.IOException),
-                       kwargs={"database": self.database, "read_only": False,
-                               "config": {"custom_user_agent": "dagster"}}, max_retries=10)
-        try:
-            conn.begin()
-            try:
-                yield conn
-            except BaseException:
-                conn.rollback()
-                raise
-            conn.commit()
-        finally:
-            conn.close()
+        with duckdb_connection(self.database) as conn:
+            yield conn
 
     @staticmethod
     def delete_table_slice(context, table_slice: TableSlice, connection) -> None:
@@ -99,7 +112,7 @@ class _PolarsHandler(DuckDBPolarsTypeHandler):
         connection.execute(f"insert into {table} select * from rows")
 
 
-class _DynamicPartitionsDbIOManager(DbIOManager):
+class PartitionAwareDbIOManager(DbIOManager):
     """Dagster's ``DbIOManager`` lists the keys of a multi-partition's dynamic dimension (the
     ``benchmark_scores`` model dimension) without an instance to read them from, and fails with
     "The instance is not available to load partitions". The run's instance is lent to it here."""
@@ -121,7 +134,7 @@ class CompoWorldDuckDBIOManager(dg.ConfigurableIOManagerFactory):
     def create_io_manager(self, context) -> DbIOManager:
         database = self.storage.database
         Path(database).parent.mkdir(parents=True, exist_ok=True)
-        return _DynamicPartitionsDbIOManager(
+        return PartitionAwareDbIOManager(
             db_client=_TransactionalClient(database),
             database=database,
             schema=SCHEMA,

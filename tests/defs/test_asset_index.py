@@ -29,3 +29,5 @@ def test_selection_errors_name_the_problem_and_suggest_a_fix():
     assert "partitioned differently" in selection_error(["services", "tool_catalog"], "crm")
     assert selection_error(["services"], None) is None, "services without a partition: every service"
     assert selection_error(["sampled_tasks", "rubrics"], "r000") is None
+    assert selection_error(["services"], "a..m") is None, "a range of service partitions is one run"
+    assert "selects service partitions" in selection_error(["sampled_tasks"], "r000..r002")

@@ -3,6 +3,7 @@
 import dagster as dg
 
 from compoworld_assets.definitions import all_asset_checks, all_assets, defs
+from resources import PARTITIONS_IO_MANAGER
 
 # Ops that run for minutes to hours (training jobs, serving a model) and touch no DuckDB file.
 LONG_JOB_OPS = {"prepare_base_model_folder", "train", "evaluate_benchmark"}
@@ -170,13 +171,31 @@ def test_services_are_dynamically_partitioned_per_service():
     assert partitions.name == "service"
 
 
+DELTA_TABLES = {"services", "quarantined_services", "sampled_tasks", "quarantined_tasks", "rubrics", "trajectories",
+                "verified_trajectories"}
+
+
 def test_every_duckdb_step_and_only_those_hold_the_duckdb_pool():
     """DuckDB allows one writer (and the IO manager opens the file read-write even to load): every step that
-    opens it is in pool ``duckdb`` (one slot, dagster.yaml); the long jobs between their reads and writes are not."""
-    pools = {}
+    writes a table of the file is in pool ``duckdb`` (one slot, dagster.yaml). The long jobs between their reads
+    and writes are not, nor the steps that write partitions of Delta tables and their checks: those only read
+    the file for a moment (waiting for its lock) and commit their partitions side by side."""
+    stored_in_delta = {key.to_user_string() for definition in all_assets()
+                       if isinstance(definition, dg.AssetsDefinition) and definition.is_executable
+                       for key in definition.keys
+                       if definition.get_io_manager_key_for_asset_key(key) == PARTITIONS_IO_MANAGER}
+    assert stored_in_delta == DELTA_TABLES - {"quarantined_services"}  # that one the services step writes itself
+    pools, writes_delta = {}, set()
     for definition in [*all_assets(), *all_asset_checks()]:
-        if isinstance(definition, dg.AssetsDefinition) and definition.is_executable:
-            pools.update({op.name: op.pool for op in definition.node_def.iterate_op_defs()})
-    assert LONG_JOB_OPS <= set(pools)
-    wrong = sorted(name for name, pool in pools.items() if (pool == "duckdb") == (name in LONG_JOB_OPS))
+        if not (isinstance(definition, dg.AssetsDefinition) and definition.is_executable):
+            continue
+        targets = {key.to_user_string() for key in definition.keys}
+        targets |= {check.asset_key.to_user_string() for check in definition.check_keys}
+        for op in definition.node_def.iterate_op_defs():
+            pools[op.name] = op.pool
+            if targets and targets <= DELTA_TABLES:
+                writes_delta.add(op.name)
+    assert LONG_JOB_OPS <= set(pools) and {"services", "sample_tasks", "rubrics"} <= writes_delta
+    unpooled = LONG_JOB_OPS | writes_delta
+    wrong = sorted(name for name, pool in pools.items() if (pool == "duckdb") == (name in unpooled))
     assert wrong == []

@@ -83,6 +83,14 @@ def test_materialize_specs_then_one_service(cli_env, tmp_path, capsys):
     assert len(runs) == 2 and {r.job_name for r in runs} == {ASSET_JOB}, "the UI's asset job, not an ephemeral one"
     assert all(r.remote_job_origin.location_name == LOCATION and r.tags[COMMAND_TAG] == "materialize" for r in runs)
     assert runs[0].tags["dagster/partition"] == "bfcl_message_api"
+    registered = dg.DagsterInstance.get().get_dynamic_partitions("service")
+    first, last = registered[0], registered[1]
+    with pytest.raises(SystemExit, match="empty range"):
+        cli.main(["materialize", "services", "--partition", f"{last}..{first}", "--data-dir", data])
+    assert cli.main(["materialize", "services", "--partition", f"{first}..{last}", "--data-dir", data]) == 0
+    with duckdb.connect(str(tmp_path / "data" / "compoworld.duckdb"), read_only=True) as con:
+        built = {row[0] for row in con.execute("select service_id from pipeline.services").fetchall()}
+    assert built == {"bfcl_message_api", first, last}, "a range adds its services beside the one built before"
 
 
 def test_benchmark_partitions_are_parsed_per_dimension_and_register_new_models():

@@ -1,8 +1,8 @@
 """Two ``compoworld run`` with the same seed, each on its own instance and data dir, store the same bytes.
 
-Every table of the DuckDB file (the ``pipeline`` schema and the dbt marts) is exported in a
-canonical order and hashed; the JSON-lines exports and the synthesized module files must match
-byte for byte. Wall-clock values belong in Dagster metadata, never in a table.
+Every table and view of the DuckDB file (the ``pipeline`` schema, whose partitioned tables are views of
+Delta Lake tables, and the dbt marts) is exported in a canonical order and hashed; the JSON-lines exports
+and the synthesized module files must match byte for byte. Wall-clock values belong in Dagster metadata, never in a table.
 """
 
 import hashlib
@@ -47,11 +47,12 @@ def run_once(project_env: dict[str, str], root: Path) -> Path:
 
 
 def table_digests(database: Path) -> dict[str, tuple[int, str]]:
-    """``schema.table`` → (row count, SHA-256 of its rows in canonical order) for every base table."""
+    """``schema.table`` → (row count, SHA-256 of its rows in canonical order) for every table and view (the
+    partitioned tables are Delta Lake tables the file has views of)."""
     digests = {}
     with duckdb.connect(str(database), read_only=True) as con:
         names = con.execute("select table_schema, table_name from information_schema.tables "
-                            "where table_type = 'BASE TABLE' order by all").fetchall()
+                            "where table_type in ('BASE TABLE', 'VIEW') order by all").fetchall()
         for schema, table in names:
             rows = con.execute(f'select * from "{schema}"."{table}" order by all').fetchall()
             digest = hashlib.sha256("\n".join(repr(row) for row in rows).encode()).hexdigest()

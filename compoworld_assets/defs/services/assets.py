@@ -12,7 +12,7 @@ no ``services`` row (its previous build, of an older spec, is removed with it), 
 tasks go on without it. Rebuilding the partition retries it; a successful build removes its
 quarantine row.
 
-``quarantined_services`` is written by this step in the DuckDB file (the ``services`` asset
+``quarantined_services`` is written by this step, as a Delta table like ``services`` (the ``services`` asset
 cannot grow a second output: a multi-asset could not be selected as ``services`` alone) and
 declared as an external asset the step reports a materialization of; its suite runs in the
 checks beside ``services``.
@@ -21,7 +21,6 @@ checks beside ``services``.
 import json
 
 import dagster as dg
-import duckdb
 import polars as pl
 
 from compoworld_assets.defs.metadata import DATA_OWNERS, TABLE_KINDS, table_schema
@@ -36,7 +35,7 @@ from compoworld_assets.engine.specs.model import ServiceSpec
 from compoworld_assets.engine.synthesis.offline import OFFLINE_SYNTHESIZER_VERSION
 from compoworld_assets.quality.expectations import validate_table
 from resources import LLMResource, SandboxResource, StorageResource
-from resources.storage import SCHEMA
+from resources.partitioned_tables import PARTITIONS_IO_MANAGER, store_partitions
 
 BUILD_VERSION = "2"
 # A new offline synthesizer release changes every module it writes, so it is part of the code version.
@@ -70,7 +69,7 @@ class ServicesConfig(dg.Config):
     metadata={"partition_expr": "service_id", "primary_key": "service_id"},
     group_name="services",
     code_version=SERVICES_CODE_VERSION,
-    pool="duckdb",
+    io_manager_key=PARTITIONS_IO_MANAGER,
     kinds=TABLE_KINDS,
     owners=DATA_OWNERS,
 )
@@ -123,8 +122,9 @@ def services(
             "world_model_tools": dg.MetadataValue.json(world_model_tools), CONTENT_KEY: contents[service_id],
         }, partition_key=service_id)
     quarantine = tables.quarantined_service_rows(failures, synthesizer.name)
-    _store_quarantine(storage.database, quarantine, context.partition_keys,
-                      context.instance.get_dynamic_partitions(service_partitions.name))
+    # This run's partitions are replaced, and rows of services no longer registered dropped, in one commit.
+    store_partitions(storage, QUARANTINE_TABLE, quarantine, "service_id", context.partition_keys,
+                     keep_only=context.instance.get_dynamic_partitions(service_partitions.name))
     for service_id in context.partition_keys:
         context.log_event(dg.AssetMaterialization(QUARANTINE_TABLE, partition=service_id, metadata={
             "quarantined": service_id in set(quarantine["service_id"].to_list())}))
@@ -172,23 +172,6 @@ def _build_partitions(rows: list[dict], config: ServicesConfig, backends: Backen
     built = build_services(list(specs.values()), backends, settings, workers, keep=stored)
     outcomes.update(zip(specs, built, strict=True))
     return [outcomes[row["service_id"]] for row in rows]
-
-
-def _store_quarantine(database: str, quarantine: pl.DataFrame, partition_keys: list[str],
-                      registered: list[str]) -> None:
-    """Replace this run's partitions in ``quarantined_services`` (and drop rows of services no longer
-    registered), in one transaction; the table always exists, empty or not."""
-    table = f"{SCHEMA}.{QUARANTINE_TABLE}"
-    quarantine_empty = quarantine.clear().to_arrow()  # noqa: F841  (referenced by name in the SQL below)
-    quarantine_rows = quarantine.to_arrow()  # noqa: F841
-    with duckdb.connect(database) as connection:
-        connection.execute(f"create schema if not exists {SCHEMA}")
-        connection.execute("begin")
-        connection.execute(f"create table if not exists {table} as select * from quarantine_empty")
-        connection.execute(f"delete from {table} where service_id in (select unnest(?::varchar[])) "
-                           f"or service_id not in (select unnest(?::varchar[]))", [partition_keys, registered])
-        connection.execute(f"insert into {table} by name select * from quarantine_rows")
-        connection.execute("commit")
 
 
 def _refuse_invalid_spec_rows(rows: pl.DataFrame) -> None:

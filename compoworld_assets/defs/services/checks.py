@@ -4,18 +4,18 @@
 import json
 
 import dagster as dg
-import duckdb
 import polars as pl
 
 from compoworld_assets.defs.expectation_checks import expectations_result, partition_expectations
 from compoworld_assets.defs.services.assets import QUARANTINE_TABLE
 from compoworld_assets.defs.services.partitions import service_partitions
+from compoworld_assets.engine import tables
 from compoworld_assets.engine.canonical import text_hash
 from resources import StorageResource
-from resources.storage import SCHEMA
+from resources.partitioned_tables import load_table
 
 
-@dg.asset_check(asset="services", blocking=True, pool="duckdb",
+@dg.asset_check(asset="services", blocking=True,
                 description="Each stored module's hash matches its source, and every tool has a verdict.")
 def modules_intact(services: pl.DataFrame) -> dg.AssetCheckResult:
     bad_hash = [r["service_id"] for r in services.iter_rows(named=True)
@@ -26,7 +26,7 @@ def modules_intact(services: pl.DataFrame) -> dg.AssetCheckResult:
         "hash_mismatch": dg.MetadataValue.json(bad_hash), "missing_verdicts": dg.MetadataValue.json(incomplete)})
 
 
-@dg.asset_check(asset="services", pool="duckdb",
+@dg.asset_check(asset="services",
                 description="At least 80% of tools are verified code (the rest: world model).")
 def verified_share(services: pl.DataFrame) -> dg.AssetCheckResult:
     tools = int(services["n_tools"].sum())
@@ -35,14 +35,13 @@ def verified_share(services: pl.DataFrame) -> dg.AssetCheckResult:
 
 
 @dg.asset_check(asset="services", blocking=True, partitions_def=service_partitions,
-                pool="duckdb",
                 description="Great Expectations suite: keys, consistent tool counts, modules and verdicts "
                             "(one evaluation per service partition).")
 def services_expectations(context: dg.AssetCheckExecutionContext, services: pl.DataFrame):
     yield from partition_expectations(context, "services", services, partition_column="service_id")
 
 
-@dg.asset_check(asset=QUARANTINE_TABLE, pool="duckdb", additional_ins={"services": dg.AssetIn("services")},
+@dg.asset_check(asset=QUARANTINE_TABLE, additional_ins={"services": dg.AssetIn("services")},
                 description="Great Expectations suite: every quarantined service names its stage, exception "
                             "type and message.")
 def quarantined_services_expectations(context: dg.AssetCheckExecutionContext, services: pl.DataFrame,
@@ -51,7 +50,7 @@ def quarantined_services_expectations(context: dg.AssetCheckExecutionContext, se
     return expectations_result(context, QUARANTINE_TABLE, _quarantine(storage))
 
 
-@dg.asset_check(asset="services", pool="duckdb", additional_deps=[QUARANTINE_TABLE],
+@dg.asset_check(asset="services", additional_deps=[QUARANTINE_TABLE],
                 description="No service is quarantined (WARN: the others were built; the metadata lists each "
                             "quarantined service's stage and error, as quarantined_services stores them).")
 def no_quarantined_services(storage: StorageResource) -> dg.AssetCheckResult:
@@ -64,5 +63,4 @@ def no_quarantined_services(storage: StorageResource) -> dg.AssetCheckResult:
 
 
 def _quarantine(storage: StorageResource) -> pl.DataFrame:
-    with duckdb.connect(storage.database, read_only=True) as connection:
-        return connection.execute(f"select * from {SCHEMA}.{QUARANTINE_TABLE} order by service_id").pl()
+    return load_table(storage, QUARANTINE_TABLE, "service_id", tables.quarantined_service_rows([], "")).sort("service_id")

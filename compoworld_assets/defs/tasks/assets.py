@@ -18,7 +18,7 @@ from compoworld_assets.engine.tasks.pipeline import GenerationConfig, generate_t
 from compoworld_assets.engine.tasks.preview import tasks_markdown
 from compoworld_assets.engine.tasks.sampling import WalkConfig
 from compoworld_assets.task_volume import PLANS_PER_SERVICE, default_plan_count
-from resources import LLMResource, SandboxResource, StorageResource
+from resources import PARTITIONS_IO_MANAGER, LLMResource, SandboxResource, StorageResource
 
 SAMPLER_VERSION = "3"
 
@@ -72,16 +72,16 @@ def round_seed(seed: int, round_key: str) -> int:
         "sampled_tasks": dg.AssetOut(
             description="Tasks whose walk crosses services and that passed the verifier self-test gate.",
             code_version=SAMPLER_VERSION, metadata={"partition_expr": "round", "primary_key": "task_id"},
+            io_manager_key=PARTITIONS_IO_MANAGER,
             kinds=TABLE_KINDS, owners=DATA_OWNERS, freshness_policy=NIGHTLY_ROUND),
         "quarantined_tasks": dg.AssetOut(
             description="Walks that could not become a task, or tasks that failed the gate, with the reason.",
-            code_version=SAMPLER_VERSION, metadata={"partition_expr": "round"},
+            code_version=SAMPLER_VERSION, metadata={"partition_expr": "round"}, io_manager_key=PARTITIONS_IO_MANAGER,
             kinds=TABLE_KINDS, owners=DATA_OWNERS, freshness_policy=NIGHTLY_ROUND),
     },
     ins={"services": dg.AssetIn(partition_mapping=dg.AllPartitionMapping())},
     partitions_def=task_rounds,
     group_name="tasks",
-    pool="duckdb",
 )
 def sample_tasks(context: dg.AssetExecutionContext, config: TaskRoundConfig, service_specs: pl.DataFrame,
                  services: pl.DataFrame, dependency_graph: pl.DataFrame, dependency_graph_nodes: pl.DataFrame,
@@ -132,7 +132,8 @@ def sample_tasks(context: dg.AssetExecutionContext, config: TaskRoundConfig, ser
     })
 
 
-@dg.asset(partitions_def=task_rounds, group_name="tasks", code_version=SAMPLER_VERSION, pool="duckdb",
+@dg.asset(partitions_def=task_rounds, group_name="tasks", code_version=SAMPLER_VERSION,
+          io_manager_key=PARTITIONS_IO_MANAGER,
           metadata={"partition_expr": "round", "primary_key": "criterion_key"}, kinds=TABLE_KINDS,
           owners=DATA_OWNERS, freshness_policy=NIGHTLY_ROUND)
 def rubrics(context: dg.AssetExecutionContext, sampled_tasks: pl.DataFrame) -> dg.Output[pl.DataFrame]:

@@ -11,14 +11,14 @@ from compoworld_assets.defs.tasks.partitions import task_rounds
 GATE_PASS_FLOOR = 0.9
 
 
-@dg.asset_check(pool="duckdb", asset="sampled_tasks", blocking=True, description="Plan hashes are unique within a round.")
+@dg.asset_check(asset="sampled_tasks", blocking=True, description="Plan hashes are unique within a round.")
 def plan_hashes_unique(sampled_tasks: pl.DataFrame) -> dg.AssetCheckResult:
     dupes = int(sampled_tasks["plan_hash"].is_duplicated().sum())
     return dg.AssetCheckResult(passed=dupes == 0 and len(sampled_tasks) > 0,
                                metadata={"duplicates": dupes, "tasks": len(sampled_tasks)})
 
 
-@dg.asset_check(pool="duckdb", asset="sampled_tasks", blocking=True,
+@dg.asset_check(asset="sampled_tasks", blocking=True,
                 description="Every task touches at least two services; lengths stay in the sampler's range.")
 def tasks_cross_services(sampled_tasks: pl.DataFrame) -> dg.AssetCheckResult:
     single = sampled_tasks.filter(pl.col("n_services") < 2)
@@ -32,7 +32,7 @@ def tasks_cross_services(sampled_tasks: pl.DataFrame) -> dg.AssetCheckResult:
     })
 
 
-@dg.asset_check(pool="duckdb", asset="sampled_tasks", blocking=True,
+@dg.asset_check(asset="sampled_tasks", blocking=True,
                 description="Held-out tasks use service combinations never seen in train or RL.")
 def heldout_combinations_unseen(sampled_tasks: pl.DataFrame) -> dg.AssetCheckResult:
     heldout = set(sampled_tasks.filter(pl.col("split") == "heldout")["service_combination"].to_list())
@@ -42,7 +42,7 @@ def heldout_combinations_unseen(sampled_tasks: pl.DataFrame) -> dg.AssetCheckRes
         "heldout_combinations": len(heldout), "leaked": dg.MetadataValue.json(leaked[:20])})
 
 
-@dg.asset_check(pool="duckdb", asset="sampled_tasks", additional_ins={"quarantined_tasks": dg.AssetIn()},
+@dg.asset_check(asset="sampled_tasks", additional_ins={"quarantined_tasks": dg.AssetIn()},
                 description=f"At least {GATE_PASS_FLOOR:.0%} of instantiated tasks pass the verifier self-test.")
 def gate_pass_share(sampled_tasks: pl.DataFrame, quarantined_tasks: pl.DataFrame) -> dg.AssetCheckResult:
     failed_gate = quarantined_tasks.filter(pl.col("stage") == "gate")
@@ -52,14 +52,14 @@ def gate_pass_share(sampled_tasks: pl.DataFrame, quarantined_tasks: pl.DataFrame
         "gate_pass_share": round(share, 4), "failed_gate": len(failed_gate)})
 
 
-@dg.asset_check(pool="duckdb", asset="quarantined_tasks", description="Every quarantined task names its stage and reason.")
+@dg.asset_check(asset="quarantined_tasks", description="Every quarantined task names its stage and reason.")
 def quarantined_tasks_explained(quarantined_tasks: pl.DataFrame) -> dg.AssetCheckResult:
     bad = quarantined_tasks.filter((pl.col("reason").str.strip_chars() == "") |
                                    ~pl.col("stage").is_in(["instantiate", "gate"]))
     return dg.AssetCheckResult(passed=bad.is_empty(), metadata={"rows": len(quarantined_tasks), "bad": len(bad)})
 
 
-@dg.asset_check(pool="duckdb", asset="rubrics", blocking=True,
+@dg.asset_check(asset="rubrics", blocking=True,
                 description="Every criterion has a positive weight and every task a positive criterion.")
 def rubrics_well_formed(rubrics: pl.DataFrame) -> dg.AssetCheckResult:
     bad_weight = rubrics.filter(pl.col("weight") <= 0)
@@ -71,7 +71,6 @@ def rubrics_well_formed(rubrics: pl.DataFrame) -> dg.AssetCheckResult:
 
 
 @dg.asset_check(asset="sampled_tasks", blocking=True, partitions_def=task_rounds,
-                pool="duckdb",
                 description="Great Expectations suite: keys, splits, n_services >= 2, step counts.")
 def sampled_tasks_expectations(context: dg.AssetCheckExecutionContext,
                                sampled_tasks: pl.DataFrame) -> dg.AssetCheckResult:
@@ -79,7 +78,6 @@ def sampled_tasks_expectations(context: dg.AssetCheckExecutionContext,
 
 
 @dg.asset_check(asset="quarantined_tasks", partitions_def=task_rounds,
-                pool="duckdb",
                 description="Great Expectations suite: keyed, stage and reason set.")
 def quarantined_tasks_expectations(context: dg.AssetCheckExecutionContext,
                                    quarantined_tasks: pl.DataFrame) -> dg.AssetCheckResult:
@@ -87,7 +85,6 @@ def quarantined_tasks_expectations(context: dg.AssetCheckExecutionContext,
 
 
 @dg.asset_check(asset="rubrics", blocking=True, partitions_def=task_rounds,
-                pool="duckdb",
                 description="Great Expectations suite: keys, kinds, positive weights, parseable checks.")
 def rubrics_expectations(context: dg.AssetCheckExecutionContext,
                          rubrics: pl.DataFrame) -> dg.AssetCheckResult:

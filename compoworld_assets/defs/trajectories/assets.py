@@ -18,7 +18,7 @@ from compoworld_assets.engine.rollout.engine import run_rollouts
 from compoworld_assets.engine.rollout.policy import OraclePolicy
 from compoworld_assets.engine.rollout.verify import criterion_pass_rates, verify_trajectory
 from compoworld_assets.engine.rollout.worlds import PooledWorldFactory
-from resources import LLMResource, SandboxResource, StorageResource
+from resources import PARTITIONS_IO_MANAGER, LLMResource, SandboxResource, StorageResource
 
 ROLLOUT_VERSION = "1"
 
@@ -46,7 +46,8 @@ def _world_factory(service_specs: pl.DataFrame, services: pl.DataFrame, llm: LLM
                               limits=sandbox.limits())
 
 
-@dg.asset(partitions_def=task_rounds, group_name="trajectories", code_version=ROLLOUT_VERSION, pool="duckdb",
+@dg.asset(partitions_def=task_rounds, group_name="trajectories", code_version=ROLLOUT_VERSION,
+          io_manager_key=PARTITIONS_IO_MANAGER,
           ins={"services": dg.AssetIn(partition_mapping=dg.AllPartitionMapping())},
           metadata={"partition_expr": "round", "primary_key": "trajectory_id"}, kinds=TABLE_KINDS,
           owners=DATA_OWNERS, freshness_policy=NIGHTLY_ROUND)
@@ -95,7 +96,8 @@ def verified_preview(results: list) -> dg.MetadataValue:
         "criteria": ", ".join(f"{c.id} {'✓' if c.passed else '✗'}" for c in verified.criteria)})
 
 
-@dg.asset(partitions_def=task_rounds, group_name="trajectories", code_version=ROLLOUT_VERSION, pool="duckdb",
+@dg.asset(partitions_def=task_rounds, group_name="trajectories", code_version=ROLLOUT_VERSION,
+          io_manager_key=PARTITIONS_IO_MANAGER,
           ins={"services": dg.AssetIn(partition_mapping=dg.AllPartitionMapping())},
           metadata={"partition_expr": "round", "primary_key": "trajectory_id"}, kinds=TABLE_KINDS,
           owners=DATA_OWNERS, freshness_policy=NIGHTLY_ROUND)

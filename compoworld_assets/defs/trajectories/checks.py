@@ -12,7 +12,7 @@ from compoworld_assets.engine import task_tables
 VERIFICATION_YIELD_FLOOR = 0.9
 
 
-@dg.asset_check(pool="duckdb", asset="trajectories", blocking=True, additional_ins={"tool_catalog": dg.AssetIn()},
+@dg.asset_check(asset="trajectories", blocking=True, additional_ins={"tool_catalog": dg.AssetIn()},
                 description="Every tool call names a tool in the catalog.")
 def calls_name_known_tools(trajectories: pl.DataFrame, tool_catalog: pl.DataFrame) -> dg.AssetCheckResult:
     known = set(tool_catalog["qualified_name"].to_list())
@@ -23,7 +23,7 @@ def calls_name_known_tools(trajectories: pl.DataFrame, tool_catalog: pl.DataFram
     return dg.AssetCheckResult(passed=not unknown, metadata={"unknown_tools": dg.MetadataValue.json(unknown[:20])})
 
 
-@dg.asset_check(pool="duckdb", asset="verified_trajectories",
+@dg.asset_check(asset="verified_trajectories",
                 description=f"At least {VERIFICATION_YIELD_FLOOR:.0%} of trajectories replay identically and pass.")
 def verification_yield(verified_trajectories: pl.DataFrame) -> dg.AssetCheckResult:
     total = len(verified_trajectories)
@@ -33,7 +33,7 @@ def verification_yield(verified_trajectories: pl.DataFrame) -> dg.AssetCheckResu
                                metadata={"yield": round(share, 4), "kept": kept, "total": total})
 
 
-@dg.asset_check(pool="duckdb", asset="verified_trajectories", blocking=True,
+@dg.asset_check(asset="verified_trajectories", blocking=True,
                 description="A kept trajectory replayed identically and has a rubric score of 1.")
 def kept_means_verified(verified_trajectories: pl.DataFrame) -> dg.AssetCheckResult:
     wrong = verified_trajectories.filter(pl.col("passed") & (~pl.col("replay_identical") | (pl.col("rubric_score") < 1.0)))
@@ -42,7 +42,6 @@ def kept_means_verified(verified_trajectories: pl.DataFrame) -> dg.AssetCheckRes
 
 
 @dg.asset_check(asset="trajectories", partitions_def=task_rounds,
-                pool="duckdb",
                 description="Great Expectations suite: keys, finish reasons, call and message counts.")
 def trajectories_expectations(context: dg.AssetCheckExecutionContext,
                               trajectories: pl.DataFrame) -> dg.AssetCheckResult:
@@ -50,7 +49,6 @@ def trajectories_expectations(context: dg.AssetCheckExecutionContext,
 
 
 @dg.asset_check(asset="verified_trajectories", blocking=True, partitions_def=task_rounds,
-                pool="duckdb",
                 description="Great Expectations suite: keys, splits, rubric_score in [0, 1].")
 def verified_trajectories_expectations(context: dg.AssetCheckExecutionContext,
                                        verified_trajectories: pl.DataFrame) -> dg.AssetCheckResult:

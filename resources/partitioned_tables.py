@@ -1,0 +1,239 @@
+"""Partitioned tables in Delta Lake, so that steps write their partitions side by side.
+
+DuckDB allows one writer per file, so every step that wrote into ``compoworld.duckdb`` queued for
+it (pool ``duckdb``) and two service builds or two task rounds never ran at once. The tables
+partitioned by service or by task round are Delta Lake tables instead (``deltalake``, the Rust
+``delta-rs``): ``<data_dir>/tables/pipeline/<table>``, physically partitioned by the asset's
+``partition_expr`` column. A step replaces exactly its partitions in one commit (an overwrite
+whose predicate names them), so
+
+- two steps writing different partitions commit independently, without a lock (Delta's
+  optimistic concurrency; a conflicting commit is retried);
+- a step that fails before its commit changes nothing, and a run over many partitions commits
+  all of them or none.
+
+DuckDB stays the query engine: after each commit the writer replaces the view ``pipeline.<table>``
+in the DuckDB file with one over the table's current Parquet files, so dbt, the CLI and ad-hoc SQL
+read the tables as before. The view is replaced while holding DuckDB's file lock and lists the
+files of the latest Delta version at that moment, so whichever writer refreshes last leaves the
+view on the newest commit. Steps read their inputs from Delta directly.
+
+A DuckDB base table of the same name (data written before these tables moved) is adopted into the
+Delta table at the first write, so no partition is lost.
+"""
+
+import time
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
+from dataclasses import dataclass
+from pathlib import Path
+
+import dagster as dg
+import polars as pl
+import pyarrow.dataset as ds
+from dagster._core.storage.db_io_manager import DbClient, DbIOManager, DbTypeHandler, TableSlice
+from deltalake import DeltaTable, write_deltalake
+from deltalake.exceptions import CommitFailedError
+
+from resources.storage import SCHEMA, PartitionAwareDbIOManager, StorageResource, duckdb_connection
+
+PARTITIONS_IO_MANAGER = "partitions_io_manager"
+TABLES_DIR = "tables"
+_COMMIT_ATTEMPTS = 20
+
+
+def table_uri(data_dir: str, table: str) -> str:
+    """Where the Delta table ``table`` of the ``pipeline`` schema lives under ``data_dir``."""
+    return str(Path(data_dir, TABLES_DIR, SCHEMA, table).resolve())
+
+
+def _literal(value: str) -> str:
+    return "'" + value.replace("'", "''") + "'"
+
+
+def _in(column: str, values: Sequence[str]) -> str:
+    return f"{column} IN ({', '.join(_literal(v) for v in values)})"
+
+
+def write_partitions(uri: str, frame: pl.DataFrame, column: str, keys: Sequence[str],
+                     *, keep_only: Sequence[str] | None = None) -> int:
+    """Replace partitions ``keys`` of the table at ``uri`` by ``frame`` in one commit; returns its version.
+
+    ``keep_only``: also remove every partition not listed (partitions of services that no longer
+    exist). Every row of ``frame`` must belong to one of ``keys``.
+    """
+    stray = sorted(set(frame[column].unique().to_list()) - set(keys))
+    if stray:
+        raise ValueError(f"rows for partitions {stray[:5]} outside the written partitions {list(keys)[:5]}")
+    predicate = _in(column, keys) if keys else "false"
+    if keep_only is not None:
+        predicate = f"({predicate}) OR NOT ({_in(column, keep_only) if keep_only else 'false'})"
+    rows = frame.to_arrow()
+    for attempt in range(_COMMIT_ATTEMPTS):
+        try:
+            if DeltaTable.is_deltatable(uri):
+                write_deltalake(uri, rows, mode="overwrite", partition_by=[column], predicate=predicate)
+            else:
+                write_deltalake(uri, rows, mode="error", partition_by=[column])
+            return DeltaTable(uri).version()
+        except (CommitFailedError, FileExistsError) as exc:
+            # Another writer committed first (or created the table): retry on its version.
+            if attempt == _COMMIT_ATTEMPTS - 1:
+                raise RuntimeError(f"{uri}: {_COMMIT_ATTEMPTS} commits in a row conflicted") from exc
+            time.sleep(min(0.05 * 2 ** attempt, 2.0))
+        except Exception as exc:
+            if "already exists" not in str(exc) or attempt == _COMMIT_ATTEMPTS - 1:
+                raise
+    raise AssertionError("unreachable")
+
+
+def read_partitions(uri: str, column: str, keys: Sequence[str] | None,
+                    columns: Sequence[str] | None = None) -> pl.DataFrame:
+    """Rows of partitions ``keys`` (all when ``None``) of the table at ``uri``, by partition.
+
+    Rows come back sorted by partition key and, within a partition, in the order written, so a read
+    does not depend on the order in which partitions were committed.
+    """
+    dataset = DeltaTable(uri).to_pyarrow_dataset()
+    if keys is not None:
+        dataset = dataset.filter(ds.field(column).isin(list(keys)))
+    frame = pl.from_arrow(dataset.to_table())
+    assert isinstance(frame, pl.DataFrame)
+    frame = frame.sort(column, maintain_order=True)
+    return frame.select(columns) if columns else frame
+
+
+def refresh_view(database: str, table: str, uri: str) -> None:
+    """Point ``pipeline.<table>`` in the DuckDB file at the Delta table's current files.
+
+    The Delta version is read after DuckDB's lock is taken, so concurrent writers leave the view on
+    the newest commit whatever order they refresh in.
+    """
+    name = f"{SCHEMA}.{table}"
+    with duckdb_connection(database) as connection:
+        delta = DeltaTable(uri)
+        files = delta.file_uris()
+        schema = delta.schema().to_arrow()
+        partition_columns = delta.metadata().partition_columns
+        connection.execute(f"create schema if not exists {SCHEMA}")
+        kind = connection.execute("select table_type from information_schema.tables where table_schema = ? "
+                                  "and table_name = ?", [SCHEMA, table]).fetchone()
+        if kind is not None:
+            connection.execute(f"drop {'view' if kind[0] == 'VIEW' else 'table'} {name}")
+        if files:
+            columns = ", ".join(f'"{field.name}"' for field in schema)
+            hive_types = ", ".join(f"{_literal(c)}: 'VARCHAR'" for c in partition_columns)
+            connection.execute(f"create view {name} as select {columns} from read_parquet("
+                               f"[{', '.join(_literal(f) for f in files)}], hive_partitioning = true, "
+                               f"hive_types = {{{hive_types}}})")
+        else:
+            empty = delta.to_pyarrow_dataset().to_table()  # noqa: F841  (referenced by name in the SQL below)
+            connection.execute(f"create table {name} as select * from empty")
+
+
+def adopt_duckdb_table(database: str, table: str, uri: str, column: str) -> None:
+    """Move the rows of a DuckDB base table ``pipeline.<table>`` (stored before the table moved to
+    Delta) into the new Delta table, once."""
+    if DeltaTable.is_deltatable(uri) or not Path(database).exists():
+        return
+    with duckdb_connection(database) as connection:
+        kind = connection.execute("select table_type from information_schema.tables where table_schema = ? "
+                                  "and table_name = ?", [SCHEMA, table]).fetchone()
+        if kind is None or kind[0] != "BASE TABLE":
+            return
+        rows = connection.execute(f"select * from {SCHEMA}.{table}").pl()
+    write_partitions(uri, rows, column, sorted(set(rows[column].to_list())))
+
+
+def store_partitions(storage: StorageResource, table: str, frame: pl.DataFrame, column: str, keys: Sequence[str],
+                     *, keep_only: Sequence[str] | None = None) -> None:
+    """Replace partitions ``keys`` of ``pipeline.<table>`` (see :func:`write_partitions`), then its view."""
+    uri = table_uri(storage.data_dir, table)
+    adopt_duckdb_table(storage.database, table, uri, column)
+    write_partitions(uri, frame, column, keys, keep_only=keep_only)
+    refresh_view(storage.database, table, uri)
+
+
+def load_table(storage: StorageResource, table: str, column: str, empty: pl.DataFrame) -> pl.DataFrame:
+    """Every partition of ``pipeline.<table>``; ``empty`` (a frame with the table's schema) when it has
+    never been written."""
+    uri = table_uri(storage.data_dir, table)
+    return read_partitions(uri, column, None) if DeltaTable.is_deltatable(uri) else empty
+
+
+@dataclass(frozen=True)
+class DeltaTableConnection:
+    storage: StorageResource
+    uri: str
+
+
+def _partitions(table_slice: TableSlice) -> tuple[str, list[str] | None]:
+    dimensions = table_slice.partition_dimensions or []
+    if len(dimensions) > 1:
+        raise ValueError(f"{table_slice.table}: Delta tables here have one partition dimension")
+    if not dimensions:
+        raise ValueError(f"{table_slice.table} is not partitioned: unpartitioned tables stay in DuckDB")
+    [dimension] = dimensions
+    return dimension.partition_expr, [str(k) for k in dimension.partitions]
+
+
+class _DeltaClient(DbClient[DeltaTableConnection]):
+    def __init__(self, storage: StorageResource) -> None:
+        self.storage = storage
+
+    @contextmanager
+    def connect(self, context, table_slice: TableSlice) -> Iterator[DeltaTableConnection]:
+        yield DeltaTableConnection(self.storage, table_uri(self.storage.data_dir, table_slice.table))
+
+    @staticmethod
+    def delete_table_slice(context, table_slice: TableSlice, connection: DeltaTableConnection) -> None:
+        """Nothing: the write replaces its partitions in the same commit."""
+
+    @staticmethod
+    def ensure_schema_exists(context, table_slice: TableSlice, connection: DeltaTableConnection) -> None:
+        """Nothing: a Delta table's folder is made by its first commit."""
+
+    @staticmethod
+    def get_select_statement(table_slice: TableSlice) -> str:
+        column, keys = _partitions(table_slice)
+        return f"select * from {table_slice.schema}.{table_slice.table} where {_in(column, keys or [])}"
+
+
+class _DeltaPolarsHandler(DbTypeHandler[pl.DataFrame]):
+    def handle_output(self, context, table_slice: TableSlice, obj: pl.DataFrame,
+                      connection: DeltaTableConnection) -> None:
+        column, keys = _partitions(table_slice)
+        store_partitions(connection.storage, table_slice.table, obj, column, keys or [])
+
+    def load_input(self, context, table_slice: TableSlice, connection: DeltaTableConnection) -> pl.DataFrame:
+        column, keys = _partitions(table_slice)
+        if not DeltaTable.is_deltatable(connection.uri):
+            raise dg.Failure(f"{table_slice.schema}.{table_slice.table} has never been written: "
+                             "materialize it first")
+        return read_partitions(connection.uri, column, keys, table_slice.columns)
+
+    @property
+    def supported_types(self) -> Sequence[type[object]]:
+        return [pl.DataFrame]
+
+
+class CompoWorldDeltaIOManager(dg.ConfigurableIOManagerFactory):
+    """Partitioned tables as Delta Lake tables under ``<data_dir>/tables``, with a DuckDB view each."""
+
+    storage: dg.ResourceDependency[StorageResource]
+
+    def create_io_manager(self, context) -> DbIOManager:
+        return PartitionAwareDbIOManager(
+            db_client=_DeltaClient(self.storage),
+            database=self.storage.database,
+            schema=SCHEMA,
+            type_handlers=[_DeltaPolarsHandler()],
+            default_load_type=pl.DataFrame,
+            io_manager_name="CompoWorldDeltaIOManager",
+        )
+
+
+def partitions_io_manager(storage) -> CompoWorldDeltaIOManager:
+    """The Delta IO manager on ``storage``'s data dir (pass the same object as the ``storage`` resource,
+    as for :func:`resources.storage.duckdb_io_manager`)."""
+    return CompoWorldDeltaIOManager(storage=storage)
