@@ -33,7 +33,7 @@ import polars as pl
 import pyarrow.dataset as ds
 from dagster._core.storage.db_io_manager import DbClient, DbIOManager, DbTypeHandler, TableSlice
 from deltalake import DeltaTable, write_deltalake
-from deltalake.exceptions import CommitFailedError
+from deltalake.exceptions import CommitFailedError, DeltaError
 
 from resources.storage import SCHEMA, PartitionAwareDbIOManager, StorageResource, duckdb_connection
 
@@ -56,8 +56,8 @@ def _in(column: str, values: Sequence[str]) -> str:
 
 
 def write_partitions(uri: str, frame: pl.DataFrame, column: str, keys: Sequence[str],
-                     *, keep_only: Sequence[str] | None = None) -> int:
-    """Replace partitions ``keys`` of the table at ``uri`` by ``frame`` in one commit; returns its version.
+                     *, keep_only: Sequence[str] | None = None) -> None:
+    """Replace partitions ``keys`` of the table at ``uri`` by ``frame`` in one commit.
 
     ``keep_only``: also remove every partition not listed (partitions of services that no longer
     exist). Every row of ``frame`` must belong to one of ``keys``.
@@ -72,19 +72,20 @@ def write_partitions(uri: str, frame: pl.DataFrame, column: str, keys: Sequence[
     for attempt in range(_COMMIT_ATTEMPTS):
         try:
             if DeltaTable.is_deltatable(uri):
-                write_deltalake(uri, rows, mode="overwrite", partition_by=[column], predicate=predicate)
+                # "merge": a new code version may add columns; older partitions read them as null.
+                write_deltalake(uri, rows, mode="overwrite", partition_by=[column], predicate=predicate,
+                                schema_mode="merge")
             else:
                 write_deltalake(uri, rows, mode="error", partition_by=[column])
-            return DeltaTable(uri).version()
-        except (CommitFailedError, FileExistsError) as exc:
-            # Another writer committed first (or created the table): retry on its version.
+            return
+        except DeltaError as exc:
+            # Another writer committed first, or created the table first: write again on its version.
+            conflict = isinstance(exc, CommitFailedError) or "already exists" in str(exc)
+            if not conflict:
+                raise
             if attempt == _COMMIT_ATTEMPTS - 1:
                 raise RuntimeError(f"{uri}: {_COMMIT_ATTEMPTS} commits in a row conflicted") from exc
             time.sleep(min(0.05 * 2 ** attempt, 2.0))
-        except Exception as exc:
-            if "already exists" not in str(exc) or attempt == _COMMIT_ATTEMPTS - 1:
-                raise
-    raise AssertionError("unreachable")
 
 
 def read_partitions(uri: str, column: str, keys: Sequence[str] | None,
@@ -94,13 +95,14 @@ def read_partitions(uri: str, column: str, keys: Sequence[str] | None,
     Rows come back sorted by partition key and, within a partition, in the order written, so a read
     does not depend on the order in which partitions were committed.
     """
-    dataset = DeltaTable(uri).to_pyarrow_dataset()
+    table = DeltaTable(uri)
+    dataset = table.to_pyarrow_dataset()
     if keys is not None:
         dataset = dataset.filter(ds.field(column).isin(list(keys)))
     frame = pl.from_arrow(dataset.to_table())
     assert isinstance(frame, pl.DataFrame)
     frame = frame.sort(column, maintain_order=True)
-    return frame.select(columns) if columns else frame
+    return frame.select(columns or [field.name for field in table.schema().fields])
 
 
 def refresh_view(database: str, table: str, uri: str) -> None:
@@ -123,9 +125,10 @@ def refresh_view(database: str, table: str, uri: str) -> None:
         if files:
             columns = ", ".join(f'"{field.name}"' for field in schema)
             hive_types = ", ".join(f"{_literal(c)}: 'VARCHAR'" for c in partition_columns)
+            # union_by_name: files written before a column was added lack it (read as null).
             connection.execute(f"create view {name} as select {columns} from read_parquet("
                                f"[{', '.join(_literal(f) for f in files)}], hive_partitioning = true, "
-                               f"hive_types = {{{hive_types}}})")
+                               f"union_by_name = true, hive_types = {{{hive_types}}})")
         else:
             empty = delta.to_pyarrow_dataset().to_table()  # noqa: F841  (referenced by name in the SQL below)
             connection.execute(f"create table {name} as select * from empty")

@@ -11,7 +11,6 @@ from resources.partitioned_tables import (
     read_partitions,
     store_partitions,
     table_uri,
-    write_partitions,
 )
 from resources.storage import SCHEMA, StorageResource
 
@@ -95,7 +94,13 @@ def test_processes_writing_different_partitions_at_once_lose_nothing(tmp_path):
     assert len(view(storage)) == 600
 
 
-def test_write_partitions_returns_the_committed_version(tmp_path):
-    uri = table_uri(str(tmp_path), "things")
-    assert write_partitions(uri, rows(("a", 1)), "service_id", ["a"]) == 0
-    assert write_partitions(uri, rows(("a", 2)), "service_id", ["a"]) == 1
+def test_a_new_column_is_added_and_older_partitions_read_it_as_null(tmp_path):
+    storage = StorageResource(data_dir=str(tmp_path))
+    store_partitions(storage, "things", rows(("a", 1), ("b", 2)), "service_id", ["a", "b"])
+    store_partitions(storage, "things", rows(("a", 3)).with_columns(note=pl.lit("new")), "service_id", ["a"])
+    stored = read_partitions(table_uri(storage.data_dir, "things"), "service_id", None)
+    assert stored.select("service_id", "n", "note").rows() == [("a", 3, "new"), ("b", 2, None)]
+    with duckdb.connect(storage.database, read_only=True) as con:
+        viewed = con.execute(f"select * from {SCHEMA}.things").pl()
+    assert viewed.columns == stored.columns, "the view has the Delta table's columns in its order"
+    assert viewed.sort("service_id").rows() == stored.rows()
