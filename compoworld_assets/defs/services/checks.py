@@ -63,4 +63,5 @@ def no_quarantined_services(storage: StorageResource) -> dg.AssetCheckResult:
 
 
 def _quarantine(storage: StorageResource) -> pl.DataFrame:
-    return load_table(storage, QUARANTINE_TABLE, "service_id", tables.quarantined_service_rows([], "")).sort("service_id")
+    empty = tables.quarantined_service_rows([], "")
+    return load_table(storage, QUARANTINE_TABLE, "service_id", empty).sort("service_id")
