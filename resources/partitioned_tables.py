@@ -105,6 +105,13 @@ def read_partitions(uri: str, column: str, keys: Sequence[str] | None,
     return frame.select(columns or [field.name for field in table.schema().fields])
 
 
+def _table_kind(connection, table: str) -> str | None:
+    """``BASE TABLE``, ``VIEW`` or None: what ``pipeline.<table>`` is in the DuckDB file."""
+    row = connection.execute("select table_type from information_schema.tables where table_schema = ? "
+                             "and table_name = ?", [SCHEMA, table]).fetchone()
+    return row[0] if row else None
+
+
 def refresh_view(database: str, table: str, uri: str) -> None:
     """Point ``pipeline.<table>`` in the DuckDB file at the Delta table's current files.
 
@@ -118,10 +125,9 @@ def refresh_view(database: str, table: str, uri: str) -> None:
         schema = delta.schema().to_arrow()
         partition_columns = delta.metadata().partition_columns
         connection.execute(f"create schema if not exists {SCHEMA}")
-        kind = connection.execute("select table_type from information_schema.tables where table_schema = ? "
-                                  "and table_name = ?", [SCHEMA, table]).fetchone()
+        kind = _table_kind(connection, table)
         if kind is not None:
-            connection.execute(f"drop {'view' if kind[0] == 'VIEW' else 'table'} {name}")
+            connection.execute(f"drop {'view' if kind == 'VIEW' else 'table'} {name}")
         if files:
             columns = ", ".join(f'"{field.name}"' for field in schema)
             hive_types = ", ".join(f"{_literal(c)}: 'VARCHAR'" for c in partition_columns)
@@ -140,9 +146,7 @@ def adopt_duckdb_table(database: str, table: str, uri: str, column: str) -> None
     if DeltaTable.is_deltatable(uri) or not Path(database).exists():
         return
     with duckdb_connection(database) as connection:
-        kind = connection.execute("select table_type from information_schema.tables where table_schema = ? "
-                                  "and table_name = ?", [SCHEMA, table]).fetchone()
-        if kind is None or kind[0] != "BASE TABLE":
+        if _table_kind(connection, table) != "BASE TABLE":
             return
         rows = connection.execute(f"select * from {SCHEMA}.{table}").pl()
     write_partitions(uri, rows, column, sorted(set(rows[column].to_list())))
