@@ -23,6 +23,7 @@ from typing import Any, Self
 
 from compoworld_assets.engine.canonical import canonical_json
 from compoworld_assets.engine.envelope import INTERNAL_ERROR, INVALID_ARGUMENTS, UNKNOWN_TOOL, error
+from compoworld_assets.engine.identity_cache import IdentityCache
 from compoworld_assets.engine.runtime.executor import SandboxLimits
 from compoworld_assets.engine.runtime.sandbox import DEFAULT_LIMITS, SandboxedExecutor
 from compoworld_assets.engine.runtime.state import ServiceState, WorldState
@@ -234,7 +235,7 @@ class RuntimePool:
         # in mount order, least recently mounted first.
         self._runtimes: OrderedDict[_Key, ServiceRuntime] = OrderedDict()
         # The JSON of each spec object mounted so far (by identity, the object kept alive with it).
-        self._spec_json: dict[int, tuple[ServiceSpec, str]] = {}
+        self._spec_json: IdentityCache[ServiceSpec, str] = IdentityCache(ServiceSpec.model_dump_json, size=None)
         self.evicted = 0
 
     def __len__(self) -> int:
@@ -276,14 +277,8 @@ class RuntimePool:
 
     def _key(self, mount: ServiceMount) -> tuple[_Key, dict[str, str]]:
         routes = resolve_implementation(mount.spec, mount.module, mount.implementation)
-        key = (mount.spec.id, self._json_of(mount.spec), mount.module.source_hash, canonical_json(routes))
+        key = (mount.spec.id, self._spec_json(mount.spec), mount.module.source_hash, canonical_json(routes))
         return key, routes
-
-    def _json_of(self, spec: ServiceSpec) -> str:
-        cached = self._spec_json.get(id(spec))
-        if cached is None or cached[0] is not spec:
-            cached = self._spec_json[id(spec)] = (spec, spec.model_dump_json())
-        return cached[1]
 
     def _new_runtime(self, mount: ServiceMount, routes: dict[str, str]) -> ServiceRuntime:
         return ServiceRuntime(mount.spec, mount.module, routes, self.world_model, self.limits)

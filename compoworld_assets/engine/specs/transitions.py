@@ -41,6 +41,7 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
+from compoworld_assets.engine.identity_cache import IdentityCache
 from compoworld_assets.engine.specs.infer import declared_json_type, entity_name, snake_name
 from compoworld_assets.engine.specs.model import (
     ENTITY_NAME_RE,
@@ -499,18 +500,27 @@ def ready_statuses(spec: ServiceSpec, entity: str) -> list[tuple[str, Any]]:
     """(field, value) pairs, one per distinct precondition on ``entity``'s records, that satisfy it.
 
     The first seed rows take these values, so every tool with a precondition has a record it may
-    act on; the later rows keep random values, so a refused record is likely there too.
+    act on; the later rows keep random values, so a refused record is likely there too. Worked out once
+    per spec for all its entities (seeding asks for every entity of every world it seeds).
     """
-    pairs: list[tuple[str, Any]] = []
+    return list(_ready_by_entity(spec).get(entity, ()))
+
+
+def _ready_statuses_of(spec: ServiceSpec) -> dict[str, list[tuple[str, Any]]]:
+    by_entity: dict[str, list[tuple[str, Any]]] = {}
     for tool in sorted(spec.tools, key=lambda t: t.name):
         transition = tool.transition
-        if tool.entity != entity or transition is None or not transition.field:
+        if tool.entity is None or transition is None or not transition.field:
             continue
-        field = spec.entity(entity).field(transition.field)
+        field = spec.entity(tool.entity).field(transition.field)
         options = list(transition.allowed_from or (field.enum if field is not None and field.enum else []))
         value = next((o for o in options if transition.refuses({transition.field: o}) is None), None)
         if value is None and transition.allowed_from is None:
             value = f"not_{transition.value}"  # a free-text status: anything but the target
+        pairs = by_entity.setdefault(tool.entity, [])
         if value is not None and (transition.field, value) not in pairs:
             pairs.append((transition.field, value))
-    return pairs
+    return by_entity
+
+
+_ready_by_entity: IdentityCache[ServiceSpec, dict[str, list[tuple[str, Any]]]] = IdentityCache(_ready_statuses_of)

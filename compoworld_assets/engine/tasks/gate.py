@@ -22,7 +22,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, Field
 
-from compoworld_assets.engine.canonical import content_hash
+from compoworld_assets.engine.canonical import canonical_json
 from compoworld_assets.engine.runtime.state import WorldState
 from compoworld_assets.engine.tasks.model import ArgBinding, Task
 from compoworld_assets.engine.tasks.plan_exec import (
@@ -87,10 +87,9 @@ def self_test(task: Task, runtime: WorldRuntimeLike) -> GateResult:
         failing = [f"{r.id}: {r.detail}" for r in gold_results if not r.passed]
         reasons.append(f"gold scores {scores['gold']:.2f} ({failing})")
     reasons += _unreachable_traps(task, runtime)
-    gold_outcome = _outcome(final, answer)
     gold_passes = all(r.passed for r in gold_results)
-    survivors, total = _mutation_survivors(task, runtime, [c.arguments for c in calls], gold_outcome, gold_passes,
-                                           checkpoints)
+    survivors, total = _mutation_survivors(task, runtime, [c.arguments for c in calls], _Outcome(final, answer),
+                                           gold_passes, checkpoints)
     scores["mutations_caught"] = (total - len(survivors)) / total if total else 1.0
     reasons += [f"mutation not caught: {m}" for m in survivors]
     return GateResult(passed=not reasons, reasons=reasons, scores=scores)
@@ -111,12 +110,33 @@ def _is_positive(task: Task, criterion_id: str) -> bool:
     return any(c.id == criterion_id and c.kind in POSITIVE_KINDS for c in task.rubric)
 
 
-def _outcome(final: WorldState, answer: dict[str, Any]) -> str:
-    return content_hash([final.content_hash(), answer])
+class _Outcome:
+    """The gold run's final state and answer, compared with a replay's by their canonical JSON (what their
+    content hashes digest). A service no step of the replay changed is the very object the gold run ended
+    with (a runtime hands back the state it was reset with), so only the services a replay changed are
+    serialised, and the gold run's once."""
+
+    def __init__(self, final: WorldState, answer: dict[str, Any]) -> None:
+        self.final = final
+        self.answer = canonical_json(answer)
+        self._services: dict[str, str] = {}
+
+    def same(self, final: WorldState, answer: dict[str, Any]) -> bool:
+        if canonical_json(answer) != self.answer or final.services.keys() != self.final.services.keys():
+            return False
+        for service_id, state in final.services.items():
+            gold = self.final.services[service_id]
+            if state is gold:
+                continue
+            if service_id not in self._services:
+                self._services[service_id] = canonical_json(gold.model_dump(mode="json"))
+            if canonical_json(state.model_dump(mode="json")) != self._services[service_id]:
+                return False
+        return True
 
 
 def _mutation_survivors(task: Task, runtime: WorldRuntimeLike, gold_args: list[dict[str, Any]],
-                        gold_outcome: str, gold_passes: bool,
+                        gold_outcome: _Outcome, gold_passes: bool,
                         checkpoints: list[Checkpoint]) -> tuple[list[str], int]:
     """Mutations whose outcome differs from the gold one yet pass every criterion, and how many were tried.
 
@@ -141,7 +161,7 @@ def _mutation_survivors(task: Task, runtime: WorldRuntimeLike, gold_args: list[d
     for label, at, skip, override in mutations:
         _, final, answer = replay_plan(task, runtime, skip=skip, override=override, start=before[at])
         passes = _passes_every_criterion(task, final, answer)
-        if (passes or not gold_passes) and _outcome(final, answer) == gold_outcome:
+        if (passes or not gold_passes) and gold_outcome.same(final, answer):
             continue
         total += 1
         if passes:

@@ -1,0 +1,42 @@
+"""Values derived from objects that are never changed in place (specs, schemas), keyed by identity.
+
+Hashing a spec or dumping it to JSON to find its cache entry costs as much as the work being cached, so
+these caches key on ``id(obj)``. Each entry keeps its object alive, so the id cannot be reused by another
+object while the entry exists; the least recently used entries beyond ``size`` are dropped (with them the
+reference). Only for objects treated as values: a spec changed in place after a lookup would be served
+what was computed from its old content.
+"""
+
+from __future__ import annotations
+
+from collections import OrderedDict
+from collections.abc import Callable
+from typing import Generic, TypeVar
+
+K = TypeVar("K")
+V = TypeVar("V")
+
+
+class IdentityCache(Generic[K, V]):
+    """``cache(obj)`` is ``compute(obj)``, computed once per object while its entry lives."""
+
+    def __init__(self, compute: Callable[[K], V], size: int | None = 4096) -> None:
+        self._compute = compute
+        self._size = size
+        self._entries: OrderedDict[int, tuple[K, V]] = OrderedDict()
+
+    def __call__(self, obj: K) -> V:
+        key = id(obj)
+        entry = self._entries.get(key)
+        if entry is not None and entry[0] is obj:
+            self._entries.move_to_end(key)
+            return entry[1]
+        value = self._compute(obj)
+        self._entries[key] = (obj, value)
+        self._entries.move_to_end(key)
+        if self._size is not None and len(self._entries) > self._size:
+            self._entries.popitem(last=False)
+        return value
+
+    def __len__(self) -> int:
+        return len(self._entries)
