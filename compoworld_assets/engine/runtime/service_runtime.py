@@ -59,6 +59,11 @@ def resolve_implementation(
 CHECK_VALUES_ENV = "COMPOWORLD_CHECK_STATE_VALUES"
 
 
+# A spec's content hash, once per spec object: every runtime started and every world mounted needs it, and
+# dumping a large spec (hundreds of tools) to hash it cost more than starting its process.
+spec_hash: IdentityCache[ServiceSpec, str] = IdentityCache(ServiceSpec.content_hash)
+
+
 class StateChangedInPlace(AssertionError):
     """A state given to or taken from a runtime was changed in place (see :class:`ServiceRuntime`)."""
 
@@ -83,7 +88,7 @@ class ServiceRuntime:
         limits: SandboxLimits = DEFAULT_LIMITS,
     ) -> None:
         self.spec = spec
-        self.spec_hash = spec.content_hash()
+        self.spec_hash = spec_hash(spec)
         self.module = module
         self.implementation = resolve_implementation(spec, module, implementation)
         routes = set(self.implementation.values())
@@ -231,11 +236,9 @@ class RuntimePool:
     def __init__(self, world_model: WorldModel | None = None, limits: SandboxLimits = DEFAULT_LIMITS) -> None:
         self.world_model = world_model
         self.limits = limits
-        # Keyed by the spec's JSON itself: as exact as its content hash and several times cheaper;
-        # in mount order, least recently mounted first.
+        # Keyed by the spec's content hash (worked out once per spec object); in mount order, least recently
+        # mounted first.
         self._runtimes: OrderedDict[_Key, ServiceRuntime] = OrderedDict()
-        # The JSON of each spec object mounted so far (by identity, the object kept alive with it).
-        self._spec_json: IdentityCache[ServiceSpec, str] = IdentityCache(ServiceSpec.model_dump_json, size=None)
         self.evicted = 0
 
     def __len__(self) -> int:
@@ -277,7 +280,7 @@ class RuntimePool:
 
     def _key(self, mount: ServiceMount) -> tuple[_Key, dict[str, str]]:
         routes = resolve_implementation(mount.spec, mount.module, mount.implementation)
-        key = (mount.spec.id, self._spec_json(mount.spec), mount.module.source_hash, canonical_json(routes))
+        key = (mount.spec.id, spec_hash(mount.spec), mount.module.source_hash, canonical_json(routes))
         return key, routes
 
     def _new_runtime(self, mount: ServiceMount, routes: dict[str, str]) -> ServiceRuntime:
