@@ -61,7 +61,7 @@ CHECK_VALUES_ENV = "COMPOWORLD_CHECK_STATE_VALUES"
 
 # A spec's content hash, once per spec object: every runtime started and every world mounted needs it, and
 # dumping a large spec (hundreds of tools) to hash it cost more than starting its process.
-spec_hash: IdentityCache[ServiceSpec, str] = IdentityCache(ServiceSpec.content_hash)
+_spec_hash: IdentityCache[ServiceSpec, str] = IdentityCache(ServiceSpec.content_hash)
 
 
 class StateChangedInPlace(AssertionError):
@@ -88,7 +88,7 @@ class ServiceRuntime:
         limits: SandboxLimits = DEFAULT_LIMITS,
     ) -> None:
         self.spec = spec
-        self.spec_hash = spec_hash(spec)
+        self.spec_hash = _spec_hash(spec)
         self.module = module
         self.implementation = resolve_implementation(spec, module, implementation)
         routes = set(self.implementation.values())
@@ -280,7 +280,7 @@ class RuntimePool:
 
     def _key(self, mount: ServiceMount) -> tuple[_Key, dict[str, str]]:
         routes = resolve_implementation(mount.spec, mount.module, mount.implementation)
-        key = (mount.spec.id, spec_hash(mount.spec), mount.module.source_hash, canonical_json(routes))
+        key = (mount.spec.id, _spec_hash(mount.spec), mount.module.source_hash, canonical_json(routes))
         return key, routes
 
     def _new_runtime(self, mount: ServiceMount, routes: dict[str, str]) -> ServiceRuntime:
