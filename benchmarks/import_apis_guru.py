@@ -104,20 +104,48 @@ def progress(line: str) -> None:
     print(f"[{time.strftime('%H:%M:%S')}] {line}", file=sys.stderr, flush=True)
 
 
-def build_sample(api: Path, count: int, seed: int, walks: int, time_limit_s: float,
-                 build_workers: int = 0) -> None:
-    """Import, build, graph and sample ``count`` seeded specs with the built-in library (see module doc)."""
+def sample_library(api: Path, count: int, seed: int) -> tuple[list[Any], Any, int]:
+    """The built-in specs, the ``count`` APIs.guru specs chosen by ``seed`` imported with distinct ids
+    (an ``ImportResult``), and how many spec files were chosen."""
     import random
 
-    from compoworld_assets.engine.backends import BackendRecipe, LLMSettings
     from compoworld_assets.engine.library import builtin_specs
+    from compoworld_assets.engine.specs.importers import dedupe_service_ids, import_spec_file
+    from compoworld_assets.engine.specs.model import ImportResult
+
+    files = sorted(str(p) for p in api.rglob("*.json"))
+    chosen = sorted(random.Random(seed).sample(files, min(count, len(files))))
+    imported = ImportResult()
+    for path in chosen:
+        imported.extend(import_spec_file(path))
+    builtin = builtin_specs()
+    return builtin, dedupe_service_ids(imported, seen={s.id for s in builtin}), len(chosen)
+
+
+def build_library(specs: list[Any], seed: int, time_limit_s: float, build_workers: int = 0,
+                  keep: Any = None) -> list[Any]:
+    """Every spec built as the services asset builds it (offline backends, a scratch world-model cache),
+    in order; ``keep`` maps each outcome as soon as it is made (default: the built service or the failure)."""
+    from compoworld_assets.engine.backends import BackendRecipe, LLMSettings
     from compoworld_assets.engine.parallel_builds import BuildSettings, build_services
     from compoworld_assets.engine.parallel_builds import build_workers as automatic_workers
     from compoworld_assets.engine.runtime.executor import SandboxLimits
+    from compoworld_assets.engine.service_build import ServiceFailure
+
+    def built(outcome: Any) -> Any:
+        return outcome if isinstance(outcome, ServiceFailure) else outcome.built()
+
+    with tempfile.TemporaryDirectory() as scratch:
+        recipe = BackendRecipe(LLMSettings(), SandboxLimits(), str(Path(scratch) / "world_model_cache.sqlite"))
+        return build_services(specs, recipe, BuildSettings(seed=seed, time_limit_s=time_limit_s),
+                              workers=build_workers or automatic_workers(len(specs)), keep=keep or built)
+
+
+def build_sample(api: Path, count: int, seed: int, walks: int, time_limit_s: float,
+                 build_workers: int = 0) -> None:
+    """Import, build, graph and sample ``count`` seeded specs with the built-in library (see module doc)."""
     from compoworld_assets.engine.runtime.service_runtime import RuntimePool
     from compoworld_assets.engine.service_build import BuiltService, ServiceBuild, ServiceFailure
-    from compoworld_assets.engine.specs.importers import dedupe_service_ids, import_spec_file
-    from compoworld_assets.engine.specs.model import ImportResult
     from compoworld_assets.engine.tables import tool_verdict
     from compoworld_assets.engine.tasks.audit import audit_lines, audit_pool
     from compoworld_assets.engine.tasks.graph import built_services_graph
@@ -125,14 +153,8 @@ def build_sample(api: Path, count: int, seed: int, walks: int, time_limit_s: flo
     from compoworld_assets.engine.tasks.sampling import bridged_services, sample_plans
     from compoworld_assets.engine.world_model.offline import OfflineWorldModel
 
-    files = sorted(str(p) for p in api.rglob("*.json"))
-    chosen = sorted(random.Random(seed).sample(files, min(count, len(files))))
     started = time.perf_counter()
-    imported = ImportResult()
-    for path in chosen:
-        imported.extend(import_spec_file(path))
-    builtin = builtin_specs()
-    imported = dedupe_service_ids(imported, seen={s.id for s in builtin})
+    builtin, imported, n_chosen = sample_library(api, count, seed)
     import_s = time.perf_counter() - started
     progress(f"imported {len(imported.specs)} services in {import_s:.0f} s; building {len(builtin) + len(imported.specs)}")
 
@@ -146,10 +168,7 @@ def build_sample(api: Path, count: int, seed: int, walks: int, time_limit_s: flo
 
     built, words, failures = {}, {}, []
     library = [*builtin, *imported.specs]
-    with tempfile.TemporaryDirectory() as scratch:
-        recipe = BackendRecipe(LLMSettings(), SandboxLimits(), str(Path(scratch) / "world_model_cache.sqlite"))
-        outcomes = build_services(library, recipe, BuildSettings(seed=seed, time_limit_s=time_limit_s),
-                                  workers=build_workers or automatic_workers(len(library)), keep=kept)
+    outcomes = build_library(library, seed, time_limit_s, build_workers, keep=kept)
     for spec, outcome in zip(library, outcomes, strict=True):
         if isinstance(outcome, ServiceFailure):
             failures.append(outcome)
@@ -201,7 +220,7 @@ def build_sample(api: Path, count: int, seed: int, walks: int, time_limit_s: flo
     def share(n: int, of: int) -> str:
         return f"{n}/{of} ({n / max(of, 1):.1%})"
 
-    print(f"specs chosen (seed {seed}):   {len(chosen)}")
+    print(f"specs chosen (seed {seed}):   {n_chosen}")
     print(f"imported services:          {len(imported.specs)} ({len(imported.quarantined)} quarantine rows)")
     print(f"services built / failed:    {len(own & set(built))} / {len(own - set(built))}")
     for stage, n in Counter(f.stage for f in failures if f.service_id in own).most_common():
