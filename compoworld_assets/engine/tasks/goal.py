@@ -15,6 +15,7 @@ import re
 from collections.abc import Callable, Mapping
 from typing import Any
 
+from compoworld_assets.engine.identity_cache import IdentityCache
 from compoworld_assets.engine.library.intents import entity_noun, field_words, intent_for
 from compoworld_assets.engine.specs.model import Effect, ServiceSpec
 from compoworld_assets.engine.tasks.model import ArgBinding, PlanStep, Task
@@ -38,12 +39,22 @@ def label(name: str) -> str:
     return text.removesuffix(" id")
 
 
-_AMBIGUOUS: dict[tuple[tuple[str, tuple[str, ...]], ...], frozenset[str]] = {}
+_Library = tuple[tuple[str, tuple[str, ...]], ...]
+_AMBIGUOUS: dict[_Library, frozenset[str]] = {}
+
+
+def _library(specs: Mapping[str, ServiceSpec]) -> _Library:
+    return tuple(sorted((s.id, tuple(e.name for e in s.entities)) for s in specs.values()))
+
+
+# The services and entities of the last mappings asked about: one task asks about the same mapping several times
+# (its instruction, its rubric's wording), and listing every entity of a large library each time added up.
+_libraries: IdentityCache[Mapping[str, ServiceSpec], _Library] = IdentityCache(_library, size=2)
 
 
 def ambiguous_nouns(specs: Mapping[str, ServiceSpec]) -> frozenset[str]:
     """Record nouns that more than one of ``specs`` uses (kept per set of services)."""
-    key = tuple(sorted((s.id, tuple(e.name for e in s.entities)) for s in specs.values()))
+    key = _libraries(specs)
     if key not in _AMBIGUOUS:
         nouns: dict[str, set[str]] = {}
         for spec in specs.values():
