@@ -4,11 +4,13 @@ Hashing a spec or dumping it to JSON to find its cache entry costs as much as th
 these caches key on ``id(obj)``. Each entry keeps its object alive, so the id cannot be reused by another
 object while the entry exists; the least recently used entries beyond ``size`` are dropped (with them the
 reference). Only for objects treated as values: a spec changed in place after a lookup would be served
-what was computed from its old content.
+what was computed from its old content. Safe to share between threads (rollouts step episodes on several);
+two threads asking for a new object at once may both compute its value.
 """
 
 from __future__ import annotations
 
+import threading
 from collections import OrderedDict
 from collections.abc import Callable
 from typing import Generic, TypeVar
@@ -20,22 +22,25 @@ V = TypeVar("V")
 class IdentityCache(Generic[K, V]):
     """``cache(obj)`` is ``compute(obj)``, computed once per object while its entry lives."""
 
-    def __init__(self, compute: Callable[[K], V], size: int | None = 4096) -> None:
+    def __init__(self, compute: Callable[[K], V], size: int | None) -> None:
         self._compute = compute
         self._size = size
         self._entries: OrderedDict[int, tuple[K, V]] = OrderedDict()
+        self._lock = threading.Lock()
 
     def __call__(self, obj: K) -> V:
         key = id(obj)
-        entry = self._entries.get(key)
-        if entry is not None and entry[0] is obj:
-            self._entries.move_to_end(key)
-            return entry[1]
+        with self._lock:
+            entry = self._entries.get(key)
+            if entry is not None:  # the entry holds its object, so no other object has this id now
+                self._entries.move_to_end(key)
+                return entry[1]
         value = self._compute(obj)
-        self._entries[key] = (obj, value)
-        self._entries.move_to_end(key)
-        if self._size is not None and len(self._entries) > self._size:
-            self._entries.popitem(last=False)
+        with self._lock:
+            self._entries[key] = (obj, value)
+            self._entries.move_to_end(key)
+            if self._size is not None and len(self._entries) > self._size:
+                self._entries.popitem(last=False)
         return value
 
     def __len__(self) -> int:

@@ -86,6 +86,7 @@ def seed_service_state(spec: ServiceSpec, population: Population, seed: int,
     catalog = _entity_catalog((spec, *peers))
     state = ServiceState.empty(spec)
     given = spec.seed_records or {}
+    ready_by_entity = ready_statuses(spec)
     for entity in spec.entities:
         if entity.name in given:  # the spec's own data (seed_data.py), as it is
             state.tables[entity.name] = copy.deepcopy(given[entity.name])
@@ -94,7 +95,7 @@ def seed_service_state(spec: ServiceSpec, population: Population, seed: int,
         rng = random.Random(f"{seed}:{spec.id}:{entity.name}")
         row_maker = _RowMaker(spec, entity, population, rows_per_entity, catalog)
         table = state.tables[entity.name]
-        ready = ready_statuses(spec, entity.name)
+        ready = ready_by_entity.get(entity.name, [])
         for index in range(1, rows_per_entity + 1):
             record = row_maker.make(index, rng)
             if index < rows_per_entity:  # the last row keeps its own status, likely one a transition refuses

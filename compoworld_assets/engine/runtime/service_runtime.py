@@ -60,8 +60,9 @@ CHECK_VALUES_ENV = "COMPOWORLD_CHECK_STATE_VALUES"
 
 
 # A spec's content hash, once per spec object: every runtime started and every world mounted needs it, and
-# dumping a large spec (hundreds of tools) to hash it cost more than starting its process.
-_spec_hash: IdentityCache[ServiceSpec, str] = IdentityCache(ServiceSpec.content_hash)
+# dumping a large spec (hundreds of tools) to hash it cost more than starting its process. Bounded (each entry
+# holds its spec alive) at a few times the specs a runtime pool mounts (sandbox.max_live_services, 64).
+_spec_hash: IdentityCache[ServiceSpec, str] = IdentityCache(ServiceSpec.content_hash, size=256)
 
 
 class StateChangedInPlace(AssertionError):

@@ -41,7 +41,6 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
-from compoworld_assets.engine.identity_cache import IdentityCache
 from compoworld_assets.engine.specs.infer import declared_json_type, entity_name, snake_name
 from compoworld_assets.engine.specs.model import (
     ENTITY_NAME_RE,
@@ -496,17 +495,13 @@ def parameter_fields(entity: EntitySpec, written: dict[str, Any], required_names
     return fields
 
 
-def ready_statuses(spec: ServiceSpec, entity: str) -> list[tuple[str, Any]]:
-    """(field, value) pairs, one per distinct precondition on ``entity``'s records, that satisfy it.
+def ready_statuses(spec: ServiceSpec) -> dict[str, list[tuple[str, Any]]]:
+    """Per entity, (field, value) pairs, one per distinct precondition on its records, that satisfy it.
 
     The first seed rows take these values, so every tool with a precondition has a record it may
-    act on; the later rows keep random values, so a refused record is likely there too. Worked out once
-    per spec for all its entities (seeding asks for every entity of every world it seeds).
+    act on; the later rows keep random values, so a refused record is likely there too. One pass over the
+    spec's tools for all its entities (a seeder asks about every entity of every service it seeds).
     """
-    return list(_ready_by_entity(spec).get(entity, ()))
-
-
-def _ready_statuses_of(spec: ServiceSpec) -> dict[str, list[tuple[str, Any]]]:
     by_entity: dict[str, list[tuple[str, Any]]] = {}
     for tool in sorted(spec.tools, key=lambda t: t.name):
         transition = tool.transition
@@ -521,6 +516,3 @@ def _ready_statuses_of(spec: ServiceSpec) -> dict[str, list[tuple[str, Any]]]:
         if value is not None and (transition.field, value) not in pairs:
             pairs.append((transition.field, value))
     return by_entity
-
-
-_ready_by_entity: IdentityCache[ServiceSpec, dict[str, list[tuple[str, Any]]]] = IdentityCache(_ready_statuses_of)

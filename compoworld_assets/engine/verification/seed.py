@@ -21,9 +21,10 @@ OPTIONAL_BLANK_RATE = 0.25
 def minimal_seed_state(spec: ServiceSpec, seed: int, rows_per_entity: int = 3) -> ServiceState:
     rng = random.Random(f"{seed}:{spec.id}:seed")
     state = ServiceState.empty(spec)
+    ready_by_entity = ready_statuses(spec)
     for entity in _referenced_first(spec):
         table = state.tables[entity.name]
-        ready = ready_statuses(spec, entity.name)
+        ready = ready_by_entity.get(entity.name, [])
         for number in range(1, max(rows_per_entity, len(ready) + 1) + 1):
             record_id = f"{entity.id_prefix}_{number:04d}"
             record: dict[str, Any] = {"id": record_id}

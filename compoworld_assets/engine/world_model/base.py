@@ -24,10 +24,10 @@ class WorldModel(Protocol):
         makes (valid for :func:`~.change.apply_change`); never raises, never mutates ``state``."""
 
 
-# The hash of the last few states simulated on: states are values (see ServiceRuntime), the cache and the
-# offline backend both key on the same state, and the gate's replays call a tool again on the same one.
-# Kept small: each entry holds its state alive.
-_state_hash: IdentityCache[ServiceState, str] = IdentityCache(ServiceState.content_hash, size=4)
+# The hash of the last states simulated on: states are values (see ServiceRuntime), the cache and the offline
+# backend both key on the same state, and the gate's replays call a tool again on the same one. Kept to two:
+# each entry holds its state (tens of MB for the largest services) alive.
+_state_hash: IdentityCache[ServiceState, str] = IdentityCache(ServiceState.content_hash, size=2)
 
 
 def world_model_key(
