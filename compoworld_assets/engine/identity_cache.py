@@ -1,4 +1,4 @@
-"""Values derived from objects that are never changed in place (specs, schemas), keyed by identity.
+"""Values derived from objects that are never changed in place (specs, states), keyed by identity.
 
 Hashing a spec or dumping it to JSON to find its cache entry costs as much as the work being cached, so
 these caches key on ``id(obj)``. Each entry keeps its object alive, so the id cannot be reused by another

@@ -1,6 +1,10 @@
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
-from compoworld_assets.engine.tasks.gate import mutated_value, self_test
+from compoworld_assets.engine.canonical import content_hash
+from compoworld_assets.engine.runtime.state import ServiceState, WorldState
+from compoworld_assets.engine.tasks.gate import _Outcome, mutated_value, self_test
 from compoworld_assets.engine.tasks.instantiate import TaskConfig, instantiate_task
 from compoworld_assets.engine.tasks.model import ArgBinding, Criterion
 from compoworld_assets.engine.tasks.pipeline import generate_tasks
@@ -98,3 +102,27 @@ def test_a_replay_from_a_checkpoint_ends_where_a_replay_from_the_start_does(emai
                 assert resumed[1] == whole[1] and resumed[2] == whole[2]
                 assert resumed[0] == whole[0][step.index:]
     assert replay_plan(email_task, runtime, start=checkpoints[-1])[1:] == (final, answer)
+
+
+_RECORDS = st.dictionaries(st.sampled_from(["r1", "r2"]), st.fixed_dictionaries(
+    {"n": st.one_of(st.integers(0, 2), st.floats(0, 2, allow_nan=False), st.booleans()), "s": st.sampled_from(["a", "b"])}),
+    max_size=2)
+_SERVICES = st.dictionaries(st.sampled_from(["crm", "mail"]), _RECORDS, max_size=2)
+
+
+def _world(services: dict) -> WorldState:
+    return WorldState(services={sid: ServiceState(service_id=sid, tables={"Row": rows}, counters={"Row": len(rows)})
+                                for sid, rows in services.items()})
+
+
+@settings(max_examples=300, deadline=None)
+@given(gold=_SERVICES, other=_SERVICES, gold_answer=st.dictionaries(st.just("x"), st.integers(0, 1)),
+       answer=st.dictionaries(st.just("x"), st.integers(0, 1)), share=st.booleans())
+def test_outcomes_compare_as_their_content_hashes_do(gold, other, gold_answer, answer, share):
+    """The gate's outcome comparison (service by service, skipping the very same objects) agrees with comparing
+    the hashes of the whole final worlds and answers: ``1``, ``1.0`` and ``True`` stay different values."""
+    gold_world, world = _world(gold), _world(other)
+    if share:  # a service the replay did not change is the very object the gold run ended with
+        world.services.update({sid: state for sid, state in gold_world.services.items() if sid in world.services})
+    by_hash = content_hash([gold_world.content_hash(), gold_answer]) == content_hash([world.content_hash(), answer])
+    assert _Outcome(gold_world, gold_answer).same(world, answer) == by_hash
