@@ -83,9 +83,24 @@ def _run_pool(jobs: Sequence[Job], indices: list[int], run: Callable[[Job], Resu
                 try:
                     result = future.result()
                 except BrokenProcessPool:
+                    _kill_workers(pool)
                     return sorted([index, *running.values()]), list(reversed(queue))
                 except Exception as error:  # noqa: BLE001 - e.g. a result that cannot cross processes
                     results[index] = WorkerLost(type(error).__name__, str(error)[:2000])
                 else:
                     results[index] = result if keep is None else keep(result)
     return [], []
+
+
+def _kill_workers(pool: ProcessPoolExecutor) -> None:
+    """SIGKILL the workers of a broken pool before leaving it. The pool's own teardown sends SIGTERM and then
+    waits for every worker without a time limit; a worker that outlives SIGTERM (one in a long build whose
+    result nobody reads any more) kept that wait, and the whole run, hanging once in a CI rehearsal. Their
+    jobs are run again anyway. Python 3.14 has ``ProcessPoolExecutor.kill_workers``; before it the processes
+    are only in ``_processes``."""
+    try:
+        processes = list((getattr(pool, "_processes", None) or {}).values())
+    except RuntimeError:  # the pool's manager thread changed the dict while it was read
+        processes = []
+    for process in processes:
+        process.kill()
