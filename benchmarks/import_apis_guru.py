@@ -149,7 +149,7 @@ def build_sample(api: Path, count: int, seed: int, walks: int, time_limit_s: flo
     from compoworld_assets.engine.tables import tool_verdict
     from compoworld_assets.engine.tasks.audit import audit_lines, audit_pool
     from compoworld_assets.engine.tasks.graph import built_services_graph
-    from compoworld_assets.engine.tasks.pipeline import GenerationConfig, generate_tasks, task_workers
+    from compoworld_assets.engine.tasks.pipeline import GenerationConfig, generate_packed_tasks, task_workers
     from compoworld_assets.engine.tasks.sampling import bridged_services, sample_plans
     from compoworld_assets.engine.world_model.offline import OfflineWorldModel
 
@@ -174,10 +174,11 @@ def build_sample(api: Path, count: int, seed: int, walks: int, time_limit_s: flo
             failures.append(outcome)
         else:
             built[spec.id], words[spec.id] = outcome
-    del outcomes
+    own = {s.id for s in imported.specs}
+    n_imported, n_import_quarantined = len(imported.specs), len(imported.quarantined)
+    del outcomes, library, builtin, imported  # the built services hold their own copies of the specs
     build_s = time.perf_counter() - started - import_s
     progress(f"built {len(built)} services ({len(failures)} failed) in {build_s:.0f} s")
-    own = {s.id for s in imported.specs}
     verdicts = Counter()
     by_transition = 0
     simulated_by = Counter()  # world-model tools whose probe passed, by what their spec says they do
@@ -206,14 +207,14 @@ def build_sample(api: Path, count: int, seed: int, walks: int, time_limit_s: flo
     config = GenerationConfig()
     plans = sample_plans(graph, specs, seed, walks, config.walk)
     own_plans = {p.plan_hash() for p in plans if set(p.services) & own}
-    tasks, quarantined = generate_tasks(specs, built, seed=seed, n=walks, config=config, graph=graph,
-                                        workers=task_workers(walks))
+    tasks, quarantined = generate_packed_tasks(specs, built, seed=seed, n=walks, config=config, graph=graph,
+                                               workers=task_workers(walks))
     tasks_s = time.perf_counter() - stages
     progress(f"{len(tasks)} tasks ({len(quarantined)} quarantined) in {tasks_s:.0f} s; auditing")
     with RuntimePool(OfflineWorldModel()) as pool:
         audit = audit_pool(tasks, quarantined, built, pool)
     audit_s = time.perf_counter() - stages - tasks_s
-    touched = Counter(s for t in tasks for s in set(t.services) & own)
+    touched = Counter(s for t in tasks for s in set(t.head.services) & own)
     lost = Counter(f"{q.stage}: {normalise_reason(q.reason)}" for q in quarantined if q.plan_hash in own_plans)
     wall = time.perf_counter() - started
 
@@ -221,7 +222,7 @@ def build_sample(api: Path, count: int, seed: int, walks: int, time_limit_s: flo
         return f"{n}/{of} ({n / max(of, 1):.1%})"
 
     print(f"specs chosen (seed {seed}):   {n_chosen}")
-    print(f"imported services:          {len(imported.specs)} ({len(imported.quarantined)} quarantine rows)")
+    print(f"imported services:          {n_imported} ({n_import_quarantined} quarantine rows)")
     print(f"services built / failed:    {len(own & set(built))} / {len(own - set(built))}")
     for stage, n in Counter(f.stage for f in failures if f.service_id in own).most_common():
         print(f"  quarantined at {stage:<12} {n}")
@@ -246,7 +247,7 @@ def build_sample(api: Path, count: int, seed: int, walks: int, time_limit_s: flo
     print(f"plans touching imported:    {share(len(own_plans), len(plans))}")
     for reason, n in lost.most_common(5):
         print(f"  lost {n:>4}  {reason}")
-    print(f"tasks touching imported:    {share(sum(1 for t in tasks if set(t.services) & own), len(tasks))}")
+    print(f"tasks touching imported:    {share(sum(1 for t in tasks if set(t.head.services) & own), len(tasks))}")
     print(f"imported connectable:       {share(len(connectable & built_own), len(built_own))}")
     print(f"connectable in >=1 task:    {share(len(set(touched) & connectable), len(connectable & built_own))}")
     print(f"  of those a walk can reach (a cross-service edge into a tool that ends a task or leads on): "

@@ -25,7 +25,7 @@ from import_apis_guru import build_library, ensure_corpus, sample_library
 from compoworld_assets.engine.canonical import content_hash
 from compoworld_assets.engine.service_build import ServiceFailure
 from compoworld_assets.engine.tasks.graph import built_services_graph
-from compoworld_assets.engine.tasks.pipeline import GenerationConfig, generate_tasks
+from compoworld_assets.engine.tasks.pipeline import GenerationConfig, generate_packed_tasks
 
 
 def main() -> None:
@@ -49,10 +49,10 @@ def main() -> None:
           f"{graph.number_of_edges()} graph edges ({time.perf_counter() - started:.0f} s to import and build)")
     for run in range(1, args.repeat + 1):
         started = time.perf_counter()
-        tasks, quarantined = generate_tasks(specs, built, seed=args.seed, n=args.walks, config=GenerationConfig(),
-                                            graph=graph, workers=args.workers)
+        tasks, quarantined = generate_packed_tasks(specs, built, seed=args.seed, n=args.walks,
+                                                   config=GenerationConfig(), graph=graph, workers=args.workers)
         wall = time.perf_counter() - started
-        digest = content_hash([[t.model_dump(mode="json") for t in tasks],
+        digest = content_hash([[t.unpack().model_dump(mode="json") for t in tasks],
                                [q.model_dump(mode="json") for q in quarantined]])[:16]
         print(f"run {run}: {len(tasks)} tasks, {len(quarantined)} plans quarantined in {wall:.1f} s -> "
               f"{len(tasks) / wall:.2f} tasks/s, {len(tasks) / wall / args.workers:.2f} per worker "

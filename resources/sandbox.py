@@ -29,6 +29,12 @@ class SandboxResource(dg.ConfigurableResource):
         "closed first (each is ~24 MB). Concurrent episodes each lease a pool; a task round's worker "
         "processes share this many out between them.",
     )
+    max_live_memory_mb: int | None = Field(
+        default=2048, ge=1,
+        description="Resident memory of the service processes one runtime pool keeps alive, together; the "
+        "least recently mounted are closed first while it is above this (large services hold hundreds of MB). "
+        "A task round's worker processes share it out. None: only max_live_services caps them.",
+    )
 
     def limits(self) -> SandboxLimits:
         return SandboxLimits(
@@ -40,6 +46,7 @@ class SandboxResource(dg.ConfigurableResource):
             max_reply_items=self.max_reply_items,
             allow_unisolated=self.allow_unisolated,
             max_live_services=self.max_live_services,
+            max_live_memory_mb=self.max_live_memory_mb,
         )
 
     def executor_factory(self, *, trusted: bool) -> Callable[[str], ToolExecutor]:

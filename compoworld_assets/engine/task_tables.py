@@ -11,6 +11,7 @@ from compoworld_assets.engine.canonical import content_hash
 from compoworld_assets.engine.rollout.verify import VerifiedTrajectory
 from compoworld_assets.engine.tasks.gate import QuarantinedTask
 from compoworld_assets.engine.tasks.model import Task, Trajectory
+from compoworld_assets.engine.tasks.packed import PackedTask
 
 TASK_SCHEMA = {
     "task_id": pl.String, "round": pl.String, "split": pl.String, "plan_hash": pl.String, "domain": pl.String,
@@ -41,15 +42,18 @@ def service_combination(services: Iterable[str]) -> str:
     return "+".join(sorted(services))
 
 
-def task_rows(tasks: Iterable[Task], round_key: str) -> pl.DataFrame:
-    rows = [{
-        "task_id": t.task_id, "round": round_key, "split": t.split, "plan_hash": t.plan_hash, "domain": t.domain,
-        "services": json.dumps(sorted(t.services)), "n_services": len(t.services), "n_steps": len(t.plan.steps),
-        "n_write_steps": int(t.difficulty.get("write_steps", 0)), "n_criteria": len(t.rubric),
-        "capabilities": json.dumps(sorted(t.capabilities)), "service_combination": service_combination(t.services),
-        "instruction": t.instruction, "task_hash": content_hash(t.model_dump(mode="json")),
-        "task_json": t.model_dump_json(),
-    } for t in tasks]
+def task_rows(tasks: Iterable[Task | PackedTask], round_key: str) -> pl.DataFrame:
+    """One row per task; packed tasks are stored as their JSON, without being unpacked."""
+    rows = []
+    for task in tasks:
+        t, text = (task.head, task.json()) if isinstance(task, PackedTask) else (task, task.model_dump_json())
+        rows.append({
+            "task_id": t.task_id, "round": round_key, "split": t.split, "plan_hash": t.plan_hash, "domain": t.domain,
+            "services": json.dumps(sorted(t.services)), "n_services": len(t.services), "n_steps": len(t.plan.steps),
+            "n_write_steps": int(t.difficulty.get("write_steps", 0)), "n_criteria": len(t.rubric),
+            "capabilities": json.dumps(sorted(t.capabilities)), "service_combination": service_combination(t.services),
+            "instruction": t.instruction, "task_hash": content_hash(json.loads(text)), "task_json": text,
+        })
     return pl.DataFrame(rows, schema=TASK_SCHEMA)
 
 

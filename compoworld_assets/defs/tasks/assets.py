@@ -14,7 +14,7 @@ from compoworld_assets.engine.backends import BackendRecipe
 from compoworld_assets.engine.canonical import content_hash
 from compoworld_assets.engine.tasks.graph import graph_from_tables
 from compoworld_assets.engine.tasks.instantiate import TaskConfig
-from compoworld_assets.engine.tasks.pipeline import GenerationConfig, generate_tasks, task_workers
+from compoworld_assets.engine.tasks.pipeline import GenerationConfig, generate_packed_tasks, task_workers
 from compoworld_assets.engine.tasks.preview import tasks_markdown
 from compoworld_assets.engine.tasks.sampling import WalkConfig
 from compoworld_assets.task_volume import PLANS_PER_SERVICE, default_plan_count
@@ -48,13 +48,13 @@ class TaskRoundConfig(dg.Config):
             return self.n_plans
         return default_plan_count(n_services, self.plans_per_service)
 
-    def generation(self) -> GenerationConfig:
+    def generation(self, round_key: str = "0") -> GenerationConfig:
         return GenerationConfig(
             walk=WalkConfig(min_length=self.min_length, max_length=self.max_length, min_services=self.min_services,
                             level_mix=tuple(sorted(self.level_mix.items())),
                             level_style="explicit" if self.instruction_style == "explicit" else "goal"),
             task=TaskConfig(traps=self.traps, instruction_style=self.instruction_style),
-            heldout_fraction=self.heldout_fraction, rl_fraction=self.rl_fraction,
+            heldout_fraction=self.heldout_fraction, rl_fraction=self.rl_fraction, round_key=round_key,
         )
 
 
@@ -97,15 +97,16 @@ def sample_tasks(context: dg.AssetExecutionContext, config: TaskRoundConfig, ser
     n_plans = config.plan_count(len(built))
     backends = BackendRecipe(llm.settings(), sandbox.limits(), str(storage.world_model_cache))
     try:
-        tasks, quarantined = generate_tasks([specs[s] for s in sorted(built)], built, round_seed(config.seed, round_key),
-                                            n_plans, config.generation(),
-                                            graph=graph_from_tables(dependency_graph_nodes, dependency_graph),
-                                            workers=config.workers or task_workers(n_plans), backends=backends)
+        packed, quarantined = generate_packed_tasks([specs[s] for s in sorted(built)], built,
+                                                    round_seed(config.seed, round_key), n_plans,
+                                                    config.generation(round_key),
+                                                    graph=graph_from_tables(dependency_graph_nodes, dependency_graph),
+                                                    workers=config.workers or task_workers(n_plans), backends=backends)
     except ValueError as exc:
         raise dg.Failure(f"{exc}: rebuild dependency_graph from the current services first") from exc
-    for i, task in enumerate(tasks):
-        tasks[i] = task.model_copy(update={"round": round_key})
-    frame = task_tables.task_rows(tasks, round_key)
+    frame = task_tables.task_rows(packed, round_key)
+    tasks = [p.head for p in packed]  # without their worlds: what the metadata shows
+    del packed
     gated = len(tasks) + sum(q.stage == "gate" for q in quarantined)
     yield dg.Output(frame, "sampled_tasks", data_version=dg.DataVersion(content_hash(frame["task_hash"].to_list())[:16]),
                     metadata={

@@ -27,7 +27,9 @@ class SandboxLimits:
     JSON values (a few MB of ``{},`` decode into millions of objects). ``allow_unisolated`` is the
     explicit opt-in to run untrusted (LLM-written) modules where bubblewrap cannot isolate them.
     ``max_live_services`` caps the service runtimes (each a process when it runs code) one
-    :class:`~compoworld_assets.engine.runtime.service_runtime.RuntimePool` keeps alive.
+    :class:`~compoworld_assets.engine.runtime.service_runtime.RuntimePool` keeps alive, and
+    ``max_live_memory_mb`` their processes' resident memory together (None: no cap): a service with a large
+    state takes hundreds of MB, so a cap by number alone lets a large library's pool grow to many GB.
     """
 
     cpu_seconds: int = 30
@@ -38,10 +40,13 @@ class SandboxLimits:
     max_reply_items: int = 1_000_000
     allow_unisolated: bool = False
     max_live_services: int = 64
+    max_live_memory_mb: int | None = 2048
 
     def __post_init__(self) -> None:
         if self.max_live_services < 1:
             raise ValueError(f"max_live_services must be at least 1, got {self.max_live_services}")
+        if self.max_live_memory_mb is not None and self.max_live_memory_mb < 1:
+            raise ValueError(f"max_live_memory_mb must be at least 1 or None, got {self.max_live_memory_mb}")
 
 
 class ToolExecutor(Protocol):

@@ -52,6 +52,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO, Any, Self
 
+import psutil
 import pydantic
 import pydantic_core
 
@@ -356,6 +357,17 @@ class SandboxedExecutor:
         """The host process id of the interpreter running the module, None while no child runs."""
         child = self._resources.child
         return None if child is None else child.worker
+
+    def resident_bytes(self) -> int:
+        """Resident memory of the sandbox's processes (bubblewrap's layers and the interpreter); 0 when none runs."""
+        child = self._resources.child
+        if child is None:
+            return 0
+        total = 0
+        for pid in {child.process.pid, child.inner, child.worker} - {None}:
+            with contextlib.suppress(psutil.Error):
+                total += psutil.Process(pid).memory_info().rss
+        return total
 
     def __enter__(self) -> Self:
         return self

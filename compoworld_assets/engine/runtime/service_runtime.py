@@ -177,6 +177,10 @@ class ServiceRuntime:
         self._install(after)
         return simulation.result
 
+    def resident_bytes(self) -> int:
+        """Resident memory of the service's process (0 without one: all its tools are simulated)."""
+        return 0 if self._executor is None else self._executor.resident_bytes()
+
     def _install(self, state: ServiceState) -> None:
         if self._executor is not None:
             self._executor.reset(state)
@@ -232,6 +236,8 @@ class RuntimePool:
     At most ``limits.max_live_services`` runtimes stay alive (a world that mounts more gets them
     all): before starting the ones a world lacks, the pool closes the least recently mounted
     runtimes the world does not use, so its processes (and memory) do not grow with the library.
+    Then, under ``limits.max_live_memory_mb``, it closes more of them, least recently mounted first,
+    while their processes' resident memory together is above the cap.
     """
 
     def __init__(self, world_model: WorldModel | None = None, limits: SandboxLimits = DEFAULT_LIMITS) -> None:
@@ -273,11 +279,24 @@ class RuntimePool:
         return world
 
     def _evict(self, keep: set[_Key], room: int) -> None:
-        """Close least recently mounted runtimes outside ``keep`` until ``room`` more fit under the cap."""
+        """Close least recently mounted runtimes outside ``keep`` until ``room`` more fit under the caps (the
+        memory cap is checked only when processes are about to start: reading it costs a look at each)."""
         excess = len(self._runtimes) + room - self.limits.max_live_services
         for key in [key for key in self._runtimes if key not in keep][:max(excess, 0)]:
-            self._runtimes.pop(key).close()
-            self.evicted += 1
+            self._close(key)
+        if self.limits.max_live_memory_mb is None or not room:
+            return
+        sizes = {key: runtime.resident_bytes() for key, runtime in self._runtimes.items()}
+        total = sum(sizes.values())
+        for key in [key for key in self._runtimes if key not in keep]:
+            if total <= self.limits.max_live_memory_mb * 2**20:
+                break
+            total -= sizes[key]
+            self._close(key)
+
+    def _close(self, key: _Key) -> None:
+        self._runtimes.pop(key).close()
+        self.evicted += 1
 
     def _key(self, mount: ServiceMount) -> tuple[_Key, dict[str, str]]:
         routes = resolve_implementation(mount.spec, mount.module, mount.implementation)

@@ -20,6 +20,7 @@ from compoworld_assets.engine.tasks.consistency import check_task
 from compoworld_assets.engine.tasks.gate import QuarantinedTask
 from compoworld_assets.engine.tasks.instantiate import INCONSISTENT
 from compoworld_assets.engine.tasks.model import Task
+from compoworld_assets.engine.tasks.packed import PackedTask
 from compoworld_assets.engine.tasks.pipeline import task_world
 from compoworld_assets.engine.tasks.plan_exec import PlanExecutionError, execute_plan
 
@@ -39,14 +40,15 @@ class PoolAudit:
     gate_pass_share: float = 0.0
 
 
-def audit_pool(tasks: Iterable[Task], quarantined: Iterable[QuarantinedTask], built: Mapping[str, BuiltService],
-               pool: RuntimePool) -> PoolAudit:
-    """Replay and validate every task of ``tasks`` on ``pool`` (same world model as the pool's tasks ran on)."""
-    tasks = list(tasks)
-    quarantined = list(quarantined)
+def audit_pool(tasks: Iterable[Task | PackedTask], quarantined: Iterable[QuarantinedTask],
+               built: Mapping[str, BuiltService], pool: RuntimePool) -> PoolAudit:
+    """Replay and validate every task of ``tasks`` on ``pool`` (same world model as the pool's tasks ran on);
+    packed tasks are unpacked one at a time."""
     specs = {sid: b.spec for sid, b in built.items()}
-    audit = PoolAudit(n_tasks=len(tasks))
-    for task in tasks:
+    audit = PoolAudit(n_tasks=0)
+    for item in tasks:
+        task = item.unpack() if isinstance(item, PackedTask) else item
+        audit.n_tasks += 1
         try:
             calls, _, _ = execute_plan(task, task_world(task, built, pool))
         except PlanExecutionError as problem:
@@ -60,8 +62,8 @@ def audit_pool(tasks: Iterable[Task], quarantined: Iterable[QuarantinedTask], bu
         found = _RULE.search(entry.reason)
         if found:
             audit.quarantined_by_rule[found.group(1)] += 1
-    gated = len(tasks) + audit.quarantined_by_stage["gate"]
-    audit.gate_pass_share = len(tasks) / gated if gated else 0.0
+    gated = audit.n_tasks + audit.quarantined_by_stage["gate"]
+    audit.gate_pass_share = audit.n_tasks / gated if gated else 0.0
     return audit
 
 

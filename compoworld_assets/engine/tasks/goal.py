@@ -19,6 +19,7 @@ from compoworld_assets.engine.identity_cache import IdentityCache
 from compoworld_assets.engine.library.intents import entity_noun, field_words, intent_for
 from compoworld_assets.engine.specs.model import Effect, ServiceSpec
 from compoworld_assets.engine.tasks.model import ArgBinding, PlanStep, Task
+from compoworld_assets.engine.tasks.packed import LibrarySpecs
 
 _RECORD_PATH = re.compile(r"(?:\$|id|deleted|items\[\d+\]\.id)")
 _INDEX = re.compile(r"items\[(\d+)\]")
@@ -54,6 +55,8 @@ _libraries: IdentityCache[Mapping[str, ServiceSpec], _Library] = IdentityCache(_
 
 def ambiguous_nouns(specs: Mapping[str, ServiceSpec]) -> frozenset[str]:
     """Record nouns that more than one of ``specs`` uses (kept per set of services)."""
+    if isinstance(specs, LibrarySpecs):
+        return specs.nouns
     key = _libraries(specs)
     if key not in _AMBIGUOUS:
         nouns: dict[str, set[str]] = {}

@@ -38,6 +38,7 @@ from compoworld_assets.engine.tasks.model import (
     Task,
     ToolCallRecord,
 )
+from compoworld_assets.engine.tasks.packed import PackedLibrary
 from compoworld_assets.engine.tasks.plan_exec import PlanExecutionError, WorldRuntimeLike, execute_plan
 from compoworld_assets.engine.tasks.rubrics import GoldRun, build_rubric
 from compoworld_assets.engine.tasks.sampling import crosses_services
@@ -75,7 +76,10 @@ class TaskGenerationError(RuntimeError):
     """The plan cannot become a task in this world (no value to draw, a gold step failed...)."""
 
 
-def specs_by_id(services: Mapping[str, ServiceSpec | BuiltService]) -> dict[str, ServiceSpec]:
+def specs_by_id(services: Mapping[str, ServiceSpec | BuiltService]) -> Mapping[str, ServiceSpec]:
+    """The services' specs by id (a packed library's unpack as they are asked for)."""
+    if isinstance(services, PackedLibrary):
+        return services.specs
     return {sid: s.spec if isinstance(s, BuiltService) else s for sid, s in services.items()}
 
 

@@ -21,15 +21,18 @@ from compoworld_assets.engine.runtime.service_runtime import RuntimePool, WorldR
 from compoworld_assets.engine.service_build import BuiltService
 from compoworld_assets.engine.specs.model import ServiceSpec
 from compoworld_assets.engine.tasks.gate import QuarantinedTask, self_test
+from compoworld_assets.engine.tasks.goal import ambiguous_nouns
 from compoworld_assets.engine.tasks.graph import built_services_graph
 from compoworld_assets.engine.tasks.instantiate import (
     TaskConfig,
     TaskGenerationError,
     instantiate_task,
+    specs_by_id,
     task_id_for,
 )
 from compoworld_assets.engine.tasks.instructions import InstructionWriter
 from compoworld_assets.engine.tasks.model import Plan, Task
+from compoworld_assets.engine.tasks.packed import PackedLibrary, PackedTask
 from compoworld_assets.engine.tasks.plan_exec import PlanExecutionError
 from compoworld_assets.engine.tasks.sampling import WalkConfig, sample_plans
 from compoworld_assets.engine.tasks.splits import (
@@ -49,9 +52,10 @@ class GenerationConfig:
     rl_fraction: float = RL_FRACTION
     split_salt: str = ""
     transfer_services: tuple[str, ...] = ()  # their tasks form the transfer split (tasks.splits.separate_transfer)
+    round_key: str = "0"  # the round every task is stamped with (Task.round)
 
 
-# A worker also gets every service's module and spec (~1 s more than a build worker): worth it from this many plans.
+# A worker also gets the whole library, packed (~1 s more than a build worker): worth it from this many plans.
 PLANS_PER_WORKER = 64
 
 
@@ -74,7 +78,20 @@ def generate_tasks(specs: Iterable[ServiceSpec], built: Mapping[str, BuiltServic
                    config: GenerationConfig = GenerationConfig(), writer: InstructionWriter | None = None,
                    pool: RuntimePool | None = None, graph: nx.MultiDiGraph | None = None, workers: int = 1,
                    backends: BackendRecipe | None = None) -> tuple[list[Task], list[QuarantinedTask]]:
+    """:func:`generate_packed_tasks` with every task unpacked: for rounds small enough to hold as objects."""
+    packed, quarantined = generate_packed_tasks(specs, built, seed, n, config, writer, pool, graph, workers, backends)
+    return [p.unpack() for p in packed], quarantined
+
+
+def generate_packed_tasks(specs: Iterable[ServiceSpec], built: Mapping[str, BuiltService], seed: int, n: int,
+                          config: GenerationConfig = GenerationConfig(), writer: InstructionWriter | None = None,
+                          pool: RuntimePool | None = None, graph: nx.MultiDiGraph | None = None, workers: int = 1,
+                          backends: BackendRecipe | None = None
+                          ) -> tuple[list[PackedTask], list[QuarantinedTask]]:
     """Sample ``n`` plans and turn each into a gated task; returns (tasks, quarantined).
+
+    Each task comes packed (:mod:`.packed`: its seeded world is most of it), so that a round holds ~11× less
+    than as objects; unpack one at a time to replay or store it.
 
     ``graph`` is the dependency graph to walk (the stored one, :func:`graph_from_tables`); without it
     the graph of the built services is computed here. Every tool it names must belong to a built
@@ -109,14 +126,20 @@ def generate_tasks(specs: Iterable[ServiceSpec], built: Mapping[str, BuiltServic
         finally:
             if own_pool:
                 pool.close()
-    tasks = [o for o in outcomes if isinstance(o, Task)]
+    tasks = [o for o in outcomes if isinstance(o, PackedTask)]
     quarantined = [o for o in outcomes if isinstance(o, QuarantinedTask)]
-    return separate_transfer(tasks, config.transfer_services), quarantined
+    return _with_transfer(tasks, config.transfer_services), quarantined
+
+
+def _with_transfer(tasks: list[PackedTask], transfer_services: tuple[str, ...]) -> list[PackedTask]:
+    """:func:`separate_transfer` on the tasks' heads; the few tasks it moves are packed again."""
+    heads = separate_transfer([p.head for p in tasks], transfer_services)
+    return [p if head.split == p.head.split else p.updated(split=head.split) for p, head in zip(tasks, heads, strict=True)]
 
 
 def _task_from_plan(plan: Plan, built: Mapping[str, BuiltService], seed: int, config: GenerationConfig,
-                    writer: InstructionWriter | None, pool: RuntimePool) -> Task | QuarantinedTask:
-    """The gated task of one plan, or why it has none."""
+                    writer: InstructionWriter | None, pool: RuntimePool) -> PackedTask | QuarantinedTask:
+    """The gated task of one plan, packed, or why it has none."""
     seed_for_task = task_seed(seed, plan)
     task_id = task_id_for(plan, seed_for_task)
     split = assign_split(plan.services, task_id, config.split_salt, config.heldout_fraction, config.rl_fraction)
@@ -135,7 +158,7 @@ def _task_from_plan(plan: Plan, built: Mapping[str, BuiltService], seed: int, co
     except Exception as exc:  # noqa: BLE001 - as above
         return _unexpected(plan, task_id, exc)
     if result.passed:
-        return task
+        return PackedTask.pack(task if task.round == config.round_key else task.model_copy(update={"round": config.round_key}))
     return QuarantinedTask(task_id=task.task_id, plan_hash=plan.plan_hash(), stage="gate",
                            reason="; ".join(result.reasons), task=task)
 
@@ -150,12 +173,16 @@ _WORKER: dict[str, Any] = {}
 
 
 def _in_workers(plans: list[Plan], built: Mapping[str, BuiltService], seed: int, config: GenerationConfig,
-                backends: BackendRecipe, workers: int) -> list[Task | QuarantinedTask]:
-    # The round's cap on live service processes is shared out: each worker's pool keeps its part, so memory
-    # follows sandbox.max_live_services whatever the number of workers.
-    share = max(1, backends.limits.max_live_services // workers)
-    backends = replace(backends, limits=replace(backends.limits, max_live_services=share))
-    outcomes = run_isolated(plans, _worker_task, workers, _start_worker, (dict(built), seed, config, backends))
+                backends: BackendRecipe, workers: int) -> list[PackedTask | QuarantinedTask]:
+    # The round's caps on live service processes are shared out: each worker's pool keeps its part of their
+    # number and memory, so both follow the sandbox's settings whatever the number of workers.
+    limits = backends.limits
+    memory = None if limits.max_live_memory_mb is None else max(1, limits.max_live_memory_mb // workers)
+    backends = replace(backends, limits=replace(limits, max_live_services=max(1, limits.max_live_services // workers),
+                                                max_live_memory_mb=memory))
+    # Each worker gets the library packed (it mounts a few services per task) with its shared nouns worked out here.
+    library = PackedLibrary.pack(built, ambiguous_nouns(specs_by_id(built)))
+    outcomes = run_isolated(plans, _worker_task, workers, _start_worker, (library, seed, config, backends))
     return [_lost(plan, seed, outcome) if isinstance(outcome, WorkerLost) else outcome
             for plan, outcome in zip(plans, outcomes, strict=True)]
 
@@ -165,13 +192,13 @@ def _lost(plan: Plan, seed: int, lost: WorkerLost) -> QuarantinedTask:
                            stage="worker", reason=f"{lost.error_type}: {lost.message}")
 
 
-def _start_worker(built: dict[str, BuiltService], seed: int, config: GenerationConfig,
+def _start_worker(built: PackedLibrary, seed: int, config: GenerationConfig,
                   backends: BackendRecipe) -> None:
     pool = backends.runtime_pool()
     multiprocessing.util.Finalize(pool, pool.close, exitpriority=10)  # worker processes skip atexit
     _WORKER.update(built=built, seed=seed, config=config, writer=backends.instruction_writer(), pool=pool)
 
 
-def _worker_task(plan: Plan) -> Task | QuarantinedTask:
+def _worker_task(plan: Plan) -> PackedTask | QuarantinedTask:
     return _task_from_plan(plan, _WORKER["built"], _WORKER["seed"], _WORKER["config"], _WORKER["writer"],
                            _WORKER["pool"])

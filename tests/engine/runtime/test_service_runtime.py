@@ -281,3 +281,27 @@ def test_pool_keeps_at_most_max_live_services_closing_the_least_recently_mounted
         assert big.call("b", "create_note", {"title": "B"})["data"]["id"] == "note_0001"
         pool.world([mounts["c"]])
         assert pool.service_ids == {"b", "c"}, "the next world brings the pool back under the cap"
+
+
+def test_pool_under_a_memory_cap_closes_the_least_recently_mounted_while_their_processes_hold_more():
+    mounts = {sid: ServiceMount(notes_spec(sid), notes_module(notes_spec(sid))) for sid in ("a", "b", "c", "d")}
+    with RuntimePool(OfflineWorldModel(), LIMITS) as pool:
+        sizes = [w.service(sid).resident_bytes() for sid in "ab" for w in [pool.world([mounts[sid]])]]
+    assert all(size > 2**20 for size in sizes)  # a live interpreter holds some MB
+    # room for about two of these processes, never for three
+    limits = dataclasses.replace(LIMITS, max_live_memory_mb=(max(sizes) * 5 // 2) // 2**20)
+    with RuntimePool(OfflineWorldModel(), limits) as pool:
+        first = pool.world([mounts["a"], mounts["b"]])
+        pool.world([mounts["a"]])  # a is now the most recently mounted
+        b_process = first.service("b").executor
+        pool.world([mounts["c"]])  # a and b together are under the cap: nothing closes yet
+        assert pool.service_ids == {"a", "b", "c"} and pool.evicted == 0
+        pool.world([mounts["d"]])  # three live processes are above it: b, then a, least recently mounted first
+        assert "b" not in pool.service_ids and b_process.closed and pool.evicted >= 1
+        assert "c" in pool.service_ids and "d" in pool.service_ids
+        # the services a world mounts are never closed for it, whatever the cap
+        big = pool.world(list(mounts.values()))
+        assert len(pool) == 4 and big.call("b", "create_note", {"title": "B"})["success"]
+    assert SandboxLimits(max_live_memory_mb=None).max_live_memory_mb is None
+    with pytest.raises(ValueError, match="max_live_memory_mb"):
+        SandboxLimits(max_live_memory_mb=0)

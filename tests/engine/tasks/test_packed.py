@@ -1,0 +1,55 @@
+"""Packed tasks and libraries: the same values back, stored, audited and generated from without a difference."""
+
+import pickle
+
+from compoworld_assets.engine import task_tables
+from compoworld_assets.engine.tasks.audit import audit_pool
+from compoworld_assets.engine.tasks.goal import ambiguous_nouns
+from compoworld_assets.engine.tasks.instantiate import specs_by_id
+from compoworld_assets.engine.tasks.packed import PackedLibrary, PackedTask
+from compoworld_assets.engine.tasks.pipeline import GenerationConfig, generate_packed_tasks, generate_tasks
+
+
+def test_a_packed_task_unpacks_to_the_same_task_and_json(tiny_specs, tiny_built):
+    tasks, _ = generate_tasks(tiny_specs, tiny_built, seed=3, n=8)
+    assert tasks and any(s.tables for t in tasks for s in t.initial_state.services.values())
+    for task in tasks:
+        packed = PackedTask.pack(task)
+        assert packed.unpack() == task
+        assert packed.json() == task.model_dump_json()
+        assert packed.head.initial_state.services == {}
+        assert packed.head.model_copy(update={"initial_state": task.initial_state}) == task
+        assert len(packed.data) < len(packed.json())
+        moved = packed.updated(split="transfer")
+        assert moved.head.split == moved.unpack().split == "transfer"
+        assert moved.unpack().initial_state == task.initial_state
+
+
+def test_packed_and_unpacked_rounds_give_the_same_tables_and_audit(tiny_specs, tiny_built, pool):
+    config = GenerationConfig(round_key="r7", transfer_services=(tiny_specs[-1].id,))
+    packed, quarantined = generate_packed_tasks(tiny_specs, tiny_built, seed=3, n=12, config=config)
+    tasks, same_quarantined = generate_tasks(tiny_specs, tiny_built, seed=3, n=12, config=config)
+    assert same_quarantined == quarantined
+    assert [p.unpack() for p in packed] == tasks and {t.round for t in tasks} == {"r7"}
+    moved = [p for p in packed if p.head.split == "transfer"]
+    assert moved and all(p.unpack().split == "transfer" for p in moved)
+    assert task_tables.task_rows(packed, "r7").equals(task_tables.task_rows(tasks, "r7"))
+    assert audit_pool(packed, quarantined, tiny_built, pool) == audit_pool(tasks, quarantined, tiny_built, pool)
+
+
+def test_a_packed_library_unpacks_services_on_use_and_keeps_only_the_recent_ones(tiny_built):
+    nouns = ambiguous_nouns(specs_by_id(tiny_built))
+    library = PackedLibrary.pack(tiny_built, nouns, keep=1)
+    first, second = sorted(tiny_built)[:2]
+    assert list(library) == list(tiny_built) and len(library) == len(tiny_built) and first in library
+    assert library[first] == tiny_built[first]
+    assert library[first] is library[first]  # kept while it is the most recent
+    held = library[first]
+    assert library[second] == tiny_built[second]
+    assert library[first] is not held and library[first] == held  # dropped beyond keep, unpacked again
+    specs = specs_by_id(library)
+    assert dict(specs) == specs_by_id(tiny_built)
+    assert ambiguous_nouns(specs) is nouns  # the library's own, not worked out again from every spec
+    sent = pickle.dumps(library)
+    assert pickle.dumps(pickle.loads(sent)) == sent  # only the packed services travel, never the unpacked ones
+    assert pickle.loads(sent)[second] == tiny_built[second]
