@@ -36,12 +36,17 @@ class IdentityCache(Generic[K, V]):
                 self._entries.move_to_end(key)
                 return entry[1]
         value = self._compute(obj)
+        self.put(obj, value)
+        return value
+
+    def put(self, obj: K, value: V) -> None:
+        """Record ``value`` for ``obj`` without computing it (known from an equal object met before)."""
+        key = id(obj)
         with self._lock:
             self._entries[key] = (obj, value)
             self._entries.move_to_end(key)
             if self._size is not None and len(self._entries) > self._size:
                 self._entries.popitem(last=False)
-        return value
 
     def __len__(self) -> int:
         return len(self._entries)

@@ -65,6 +65,16 @@ CHECK_VALUES_ENV = "COMPOWORLD_CHECK_STATE_VALUES"
 _spec_hash: IdentityCache[ServiceSpec, str] = IdentityCache(ServiceSpec.content_hash, size=256)
 
 
+def spec_hash(spec: ServiceSpec) -> str:
+    """``spec``'s content hash, as runtimes and pools key on it (once per spec object)."""
+    return _spec_hash(spec)
+
+
+def known_spec_hash(spec: ServiceSpec, value: str) -> None:
+    """Tell runtimes and pools ``spec``'s content hash, known from an equal spec (one unpacked again)."""
+    _spec_hash.put(spec, value)
+
+
 class StateChangedInPlace(AssertionError):
     """A state given to or taken from a runtime was changed in place (see :class:`ServiceRuntime`)."""
 

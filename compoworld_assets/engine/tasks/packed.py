@@ -21,6 +21,7 @@ from collections import OrderedDict
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 
+from compoworld_assets.engine.runtime.service_runtime import known_spec_hash, spec_hash
 from compoworld_assets.engine.runtime.state import WorldState
 from compoworld_assets.engine.service_build import BuiltService
 from compoworld_assets.engine.specs.model import ServiceSpec
@@ -61,6 +62,9 @@ class PackedTask:
 class PackedLibrary(Mapping[str, BuiltService]):
     """Built services by id, each held as a compressed pickle and unpacked when asked for; the ``keep`` most
     recently used stay unpacked (a task's world mounts a few services, and plans come in no particular order).
+    A spec unpacked again is a new object, so its content hash is remembered per service and handed to the
+    runtimes (:func:`~compoworld_assets.engine.runtime.service_runtime.known_spec_hash`), which would otherwise
+    dump the whole spec again to key their pool.
 
     ``nouns`` are the record nouns several of its services share (:func:`.goal.ambiguous_nouns` of the whole
     library), worked out by whoever packs it: every task's wording asks for them, and working them out here
@@ -72,6 +76,7 @@ class PackedLibrary(Mapping[str, BuiltService]):
         self.nouns = nouns
         self._keep = keep
         self._unpacked: OrderedDict[str, BuiltService] = OrderedDict()
+        self._spec_hashes: dict[str, str] = {}
         self._lock = threading.Lock()
         self.specs = LibrarySpecs(self)
 
@@ -90,6 +95,12 @@ class PackedLibrary(Mapping[str, BuiltService]):
                 self._unpacked.move_to_end(service_id)
                 return service
         service = pickle.loads(zlib.decompress(self._packed[service_id]))
+        # An unpacked spec is a new object: its hash is worked out once per service, not on every unpack.
+        known = self._spec_hashes.get(service_id)
+        if known is None:
+            self._spec_hashes[service_id] = spec_hash(service.spec)
+        else:
+            known_spec_hash(service.spec, known)
         with self._lock:
             self._unpacked[service_id] = service
             while len(self._unpacked) > self._keep:

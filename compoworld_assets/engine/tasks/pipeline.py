@@ -158,7 +158,10 @@ def _task_from_plan(plan: Plan, built: Mapping[str, BuiltService], seed: int, co
     except Exception as exc:  # noqa: BLE001 - as above
         return _unexpected(plan, task_id, exc)
     if result.passed:
-        return PackedTask.pack(task if task.round == config.round_key else task.model_copy(update={"round": config.round_key}))
+        try:
+            return PackedTask.pack(task.model_copy(update={"round": config.round_key}))
+        except Exception as exc:  # noqa: BLE001 - as above (a value a service returned that JSON cannot hold)
+            return _unexpected(plan, task_id, exc)
     return QuarantinedTask(task_id=task.task_id, plan_hash=plan.plan_hash(), stage="gate",
                            reason="; ".join(result.reasons), task=task)
 

@@ -3,6 +3,7 @@
 import pickle
 
 from compoworld_assets.engine import task_tables
+from compoworld_assets.engine.runtime.service_runtime import spec_hash
 from compoworld_assets.engine.tasks.audit import audit_pool
 from compoworld_assets.engine.tasks.goal import ambiguous_nouns
 from compoworld_assets.engine.tasks.instantiate import specs_by_id
@@ -46,7 +47,9 @@ def test_a_packed_library_unpacks_services_on_use_and_keeps_only_the_recent_ones
     assert library[first] is library[first]  # kept while it is the most recent
     held = library[first]
     assert library[second] == tiny_built[second]
-    assert library[first] is not held and library[first] == held  # dropped beyond keep, unpacked again
+    again = library[first]
+    assert again is not held and again == held  # dropped beyond keep, unpacked again
+    assert spec_hash(again.spec) == tiny_built[first].spec.content_hash()  # the hash remembered for the new object
     specs = specs_by_id(library)
     assert dict(specs) == specs_by_id(tiny_built)
     assert ambiguous_nouns(specs) is nouns  # the library's own, not worked out again from every spec
