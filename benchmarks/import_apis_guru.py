@@ -249,9 +249,15 @@ def build_sample(api: Path, count: int, seed: int, walks: int, time_limit_s: flo
     print(f"connectable in >=1 task:    {share(len(set(touched) & connectable), len(connectable & built_own))}")
     print(f"  of those a walk can reach (a cross-service edge into a tool that ends a task or leads on): "
           f"{share(len(set(touched) & connectable & bridged), len(connectable & bridged & built_own))}")
+    plan_services = {p.plan_hash(): set(p.services) for p in plans}
     for sid in sorted(connectable & built_own):
         reach = "" if sid in bridged else "  (only dead-end edges)"
         print(f"  {sid:<48} {len(built[sid].spec.tools):>4} tools  {touched[sid]:>3} tasks{reach}")
+        if not touched[sid]:  # why none: the plans that walked it, and what they were lost to
+            why = Counter(f"{q.stage}: {normalise_reason(q.reason)}" for q in quarantined
+                          if sid in plan_services.get(q.plan_hash, ()))
+            walked = sum(1 for services in plan_services.values() if sid in services)
+            print(f"      {walked} plans walked it" + "".join(f"; {n} lost: {r}" for r, n in why.most_common(2)))
     print("\n".join(audit_lines(audit)))
     print(f"wall time:                  {wall:.0f} s (import {import_s:.0f} s, build {build_s:.0f} s, walks and "
           f"tasks {tasks_s:.0f} s, audit {audit_s:.0f} s)")
