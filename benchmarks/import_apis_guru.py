@@ -144,12 +144,14 @@ def build_library(specs: list[Any], seed: int, time_limit_s: float, build_worker
 def build_sample(api: Path, count: int, seed: int, walks: int, time_limit_s: float,
                  build_workers: int = 0) -> None:
     """Import, build, graph and sample ``count`` seeded specs with the built-in library (see module doc)."""
+    from compoworld_assets.engine.runtime.service_runtime import RuntimePool
     from compoworld_assets.engine.service_build import BuiltService, ServiceBuild, ServiceFailure
     from compoworld_assets.engine.tables import tool_verdict
     from compoworld_assets.engine.tasks.audit import audit_lines, audit_pool
     from compoworld_assets.engine.tasks.graph import built_services_graph
     from compoworld_assets.engine.tasks.pipeline import GenerationConfig, generate_packed_tasks, task_workers
     from compoworld_assets.engine.tasks.sampling import bridged_services, sample_plans
+    from compoworld_assets.engine.world_model.offline import OfflineWorldModel
 
     started = time.perf_counter()
     builtin, imported, n_chosen = sample_library(api, count, seed)
@@ -209,7 +211,8 @@ def build_sample(api: Path, count: int, seed: int, walks: int, time_limit_s: flo
                                                workers=task_workers(walks))
     tasks_s = time.perf_counter() - stages
     progress(f"{len(tasks)} tasks ({len(quarantined)} quarantined) in {tasks_s:.0f} s; auditing")
-    audit = audit_pool(tasks, quarantined, built, workers=task_workers(len(tasks)))
+    with RuntimePool(OfflineWorldModel()) as pool:
+        audit = audit_pool(tasks, quarantined, built, pool)
     audit_s = time.perf_counter() - stages - tasks_s
     touched = Counter(s for t in tasks for s in set(t.head.services) & own)
     lost = Counter(f"{q.stage}: {normalise_reason(q.reason)}" for q in quarantined if q.plan_hash in own_plans)

@@ -5,9 +5,7 @@ cache, offline backend), runs the value validator (``engine/tasks/consistency.py
 calls and prints the violations (the pool must have none), the quarantine by stage and by
 validator rule, the shares per instruction style and difficulty level, and the gate pass share.
 
-    .venv/bin/python benchmarks/task_pool_audit.py --data-dir data [--round r000] [--workers N]
-
-``--workers`` replays the tasks in that many processes (default: as ``sample_tasks`` would for that many).
+    .venv/bin/python benchmarks/task_pool_audit.py --data-dir data [--round r000]
 """
 
 from __future__ import annotations
@@ -22,18 +20,17 @@ sys.path.insert(0, str(REPO_ROOT))  # run as a plain script from any working dir
 import duckdb
 
 from compoworld_assets.engine import tables, task_tables
-from compoworld_assets.engine.backends import BackendRecipe, LLMSettings
-from compoworld_assets.engine.runtime.executor import SandboxLimits
+from compoworld_assets.engine.runtime.service_runtime import RuntimePool
 from compoworld_assets.engine.tasks.audit import audit_lines, audit_pool
 from compoworld_assets.engine.tasks.gate import QuarantinedTask
-from compoworld_assets.engine.tasks.pipeline import task_workers
+from compoworld_assets.engine.world_model.cache import CachedWorldModel, SqliteWorldModelCache
+from compoworld_assets.engine.world_model.offline import OfflineWorldModel
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--data-dir", type=Path, default=REPO_ROOT / "data")
     parser.add_argument("--round", default="r000")
-    parser.add_argument("--workers", type=int, default=0, help="processes replaying tasks (0: automatic)")
     args = parser.parse_args()
     with duckdb.connect(str(args.data_dir / "compoworld.duckdb"), read_only=True) as con:
         specs = tables.specs_from_rows(con.execute("select * from pipeline.service_specs").pl())
@@ -43,9 +40,9 @@ def main() -> None:
         quarantined = [QuarantinedTask(task_id=t, plan_hash=h, stage=s, reason=r) for t, h, s, r in con.execute(
             "select task_id, plan_hash, stage, reason from pipeline.quarantined_tasks where round = ?",
             [args.round]).fetchall()]
-    backends = BackendRecipe(LLMSettings(), SandboxLimits(), str(args.data_dir / "world_model_cache.sqlite"))
-    audit = audit_pool(tasks, quarantined, built, workers=args.workers or task_workers(len(tasks)),
-                       backends=backends)
+    world_model = CachedWorldModel(OfflineWorldModel(), SqliteWorldModelCache(args.data_dir / "world_model_cache.sqlite"))
+    with RuntimePool(world_model) as pool:
+        audit = audit_pool(tasks, quarantined, built, pool)
     print(f"round {args.round} of {args.data_dir}")
     print("\n".join(audit_lines(audit)))
 

@@ -177,22 +177,17 @@ _WORKER: dict[str, Any] = {}
 
 def _in_workers(plans: list[Plan], built: Mapping[str, BuiltService], seed: int, config: GenerationConfig,
                 backends: BackendRecipe, workers: int) -> list[PackedTask | QuarantinedTask]:
-    # Each worker gets the library packed (it mounts a few services per task) with its shared nouns worked out here.
-    library = PackedLibrary.pack(built, ambiguous_nouns(specs_by_id(built)))
-    outcomes = run_isolated(plans, _worker_task, workers, _start_worker,
-                            (library, seed, config, worker_backends(backends, workers)))
-    return [_lost(plan, seed, outcome) if isinstance(outcome, WorkerLost) else outcome
-            for plan, outcome in zip(plans, outcomes, strict=True)]
-
-
-def worker_backends(backends: BackendRecipe, workers: int) -> BackendRecipe:
-    """``backends`` for one of ``workers`` processes: the caps on live service processes are shared out, each
-    worker's pool keeping its part of their number and memory, so both follow the sandbox's settings whatever
-    the number of workers."""
+    # The round's caps on live service processes are shared out: each worker's pool keeps its part of their
+    # number and memory, so both follow the sandbox's settings whatever the number of workers.
     limits = backends.limits
     memory = None if limits.max_live_memory_mb is None else max(1, limits.max_live_memory_mb // workers)
-    return replace(backends, limits=replace(limits, max_live_services=max(1, limits.max_live_services // workers),
-                                            max_live_memory_mb=memory))
+    backends = replace(backends, limits=replace(limits, max_live_services=max(1, limits.max_live_services // workers),
+                                                max_live_memory_mb=memory))
+    # Each worker gets the library packed (it mounts a few services per task) with its shared nouns worked out here.
+    library = PackedLibrary.pack(built, ambiguous_nouns(specs_by_id(built)))
+    outcomes = run_isolated(plans, _worker_task, workers, _start_worker, (library, seed, config, backends))
+    return [_lost(plan, seed, outcome) if isinstance(outcome, WorkerLost) else outcome
+            for plan, outcome in zip(plans, outcomes, strict=True)]
 
 
 def _lost(plan: Plan, seed: int, lost: WorkerLost) -> QuarantinedTask:
