@@ -18,7 +18,7 @@ from compoworld_assets.engine.runtime.service_runtime import RuntimePool
 from compoworld_assets.engine.service_build import BuiltService
 from compoworld_assets.engine.tasks.consistency import check_task
 from compoworld_assets.engine.tasks.gate import QuarantinedTask
-from compoworld_assets.engine.tasks.instantiate import INCONSISTENT
+from compoworld_assets.engine.tasks.instantiate import INCONSISTENT, specs_by_id
 from compoworld_assets.engine.tasks.model import Task
 from compoworld_assets.engine.tasks.packed import PackedTask
 from compoworld_assets.engine.tasks.pipeline import task_world
@@ -44,7 +44,7 @@ def audit_pool(tasks: Iterable[Task | PackedTask], quarantined: Iterable[Quarant
                built: Mapping[str, BuiltService], pool: RuntimePool) -> PoolAudit:
     """Replay and validate every task of ``tasks`` on ``pool`` (same world model as the pool's tasks ran on);
     packed tasks are unpacked one at a time."""
-    specs = {sid: b.spec for sid, b in built.items()}
+    specs = specs_by_id(built)
     audit = PoolAudit(n_tasks=0)
     for item in tasks:
         task = item.unpack() if isinstance(item, PackedTask) else item
