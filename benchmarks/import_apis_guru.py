@@ -206,7 +206,8 @@ def build_sample(api: Path, count: int, seed: int, walks: int, time_limit_s: flo
     bridged = bridged_services(graph, specs)
     config = GenerationConfig()
     plans = sample_plans(graph, specs, seed, walks, config.walk)
-    own_plans = {p.plan_hash() for p in plans if set(p.services) & own}
+    plan_services = {p.plan_hash(): set(p.services) for p in plans}
+    own_plans = {h for h, services in plan_services.items() if services & own}
     tasks, quarantined = generate_packed_tasks(specs, built, seed=seed, n=walks, config=config, graph=graph,
                                                workers=task_workers(walks))
     tasks_s = time.perf_counter() - stages
@@ -252,7 +253,6 @@ def build_sample(api: Path, count: int, seed: int, walks: int, time_limit_s: flo
     print(f"connectable in >=1 task:    {share(len(set(touched) & connectable), len(connectable & built_own))}")
     print(f"  of those a walk can reach (a cross-service edge into a tool that ends a task or leads on): "
           f"{share(len(set(touched) & connectable & bridged), len(connectable & bridged & built_own))}")
-    plan_services = {p.plan_hash(): set(p.services) for p in plans}
     for sid in sorted(connectable & built_own):
         reach = "" if sid in bridged else "  (only dead-end edges)"
         print(f"  {sid:<48} {len(built[sid].spec.tools):>4} tools  {touched[sid]:>3} tasks{reach}")
