@@ -40,6 +40,10 @@ class Person(BaseModel):
     def first_name(self) -> str:
         return self.full_name.split()[0]
 
+    @property
+    def last_name(self) -> str:
+        return self.full_name.split()[-1]
+
 
 class Population(BaseModel):
     """A seeded pool of people and files shared by all services of one world.

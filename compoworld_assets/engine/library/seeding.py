@@ -4,7 +4,8 @@ All services of a world share one :class:`Population`. Within a record, fields t
 the same person (``payer_email``/``payer_name``, or ``email``/``full_name``/``phone``) form a
 *slot* filled from one person; the record's first slot is the row's *anchor*, person number
 ``row`` of the pool, so row 3 of the CRM contacts, of the mail messages and of the invoices
-all concern the same customer. Ids are ``<id_prefix>_<row:04d>`` and every table gets the same
+all concern the same customer; a field that holds one part of a name (``first_name``, ``surname``) gets
+that part of the slot's person's name, and a birth date lies decades back. Ids are ``<id_prefix>_<row:04d>`` and every table gets the same
 number of rows, so a reference into any entity (same service or another one seeded for the
 same world) can name an id that exists without looking at the other service's state.
 """
@@ -45,8 +46,11 @@ PERSON_TYPES = frozenset({"email", "person_name", "phone", "company_name", "addr
 LOOKUP_FILTER_EFFECTS = frozenset({Effect.LIST, Effect.SEARCH})
 WEBSITE_WORDS = frozenset({"website", "homepage"})
 LOCATION_TYPES = frozenset({"address", "city", "country"})
-TYPE_WORDS = frozenset({"email", "name", "full", "first", "last", "phone", "mobile", "company", "address",
-                        "city", "country"})
+TYPE_WORDS = frozenset({"email", "name", "full", "first", "last", "given", "family", "surname", "forename",
+                        "firstname", "lastname", "phone", "mobile", "company", "address", "city", "country"})
+# Words that, before ``name``, say which part of a person's name a field holds; and words that say it alone.
+NAME_PARTS = {"first": "first", "given": "first", "fore": "first", "last": "last", "family": "last", "sur": "last"}
+NAME_PART_WORDS = {"forename": "first", "firstname": "first", "surname": "last", "lastname": "last"}
 # A person field without a role (library.roles) is seeded from the customers, a sender from the staff.
 SEEDED_STAFF_WORDS = frozenset({"sender"})
 UNTYPED_HINTS = {"email": "email", "phone": "phone", "url": "url", "website": "url", "city": "city",
@@ -65,6 +69,9 @@ PAST_WORDS = frozenset({"created", "updated", "modified", "sent", "posted", "pai
 FUTURE_WORDS = frozenset({"due", "scheduled", "start", "starts", "check", "departure", "pickup", "expected",
                           "expires", "closes", "deadline", "renewal", "estimated", "close"})
 BUSINESS_MINUTES = (8 * 60, 18 * 60)
+# A birth date lies 18 to 80 years before the day it is drawn near (the seeded year's start when none).
+BIRTH_WORDS = frozenset({"birth", "born", "dob", "birthday", "birthdate"})
+BIRTH_DAYS = (18 * 365, 80 * 365)
 MONEY_RANGES = {"salary": (42_000, 165_000), "gross": (2_500, 12_000), "budget": (2_000, 80_000),
                 "rate": (40, 420), "price": (5, 900), "cost": (10, 3_000), "balance": (-20_000, 250_000)}
 INTEGER_RANGES = {"quantity": (1, 20), "seats": (5, 200), "capacity": (2, 30), "score": (0, 10),
@@ -183,7 +190,7 @@ class _RowMaker:
         if kind in PERSON_TYPES:
             slot = self.cast.slots.get(spec_field.name)
             person = self._person(self.cast.primary if slot is None else slot, anchor, rng, people)
-            return _person_value(person, kind)
+            return person_value(person, kind, spec_field.name)
         if kind == "currency":
             return currency
         if kind is None and spec_field.name == "username":
@@ -230,6 +237,8 @@ class _RowMaker:
         return person
 
     def _typed(self, kind: str, name: str, index: int, rng: random.Random) -> Any:
+        if kind in ("date", "datetime") and set(_words(name)) & BIRTH_WORDS:
+            return _near_day(values.EPOCH, FieldSpec(name=name, json_type="string", type=kind), rng)
         if kind == "file_path":
             files = self.population.files
             path = files[(index - 1) % len(files)] if name == "path" else rng.choice(files)
@@ -431,10 +440,26 @@ def _follow_parents(state: ServiceState, spec: ServiceSpec, seed: int, keep: set
                         record[amount] = round(theirs * rng.uniform(0.2, 1.0), 2)
 
 
-def _person_value(person: Person, kind: str) -> str:
+def person_value(person: Person, kind: str, field_name: str = "") -> str:
+    """What a person field of type ``kind`` holds about ``person``: for a name, the first or the last name
+    where the field's name says which (``firstName``, ``given_name``, ``surname``), else the full name."""
+    if kind == "person_name":
+        part = name_part(field_name)
+        if part is not None:
+            return person.first_name if part == "first" else person.last_name
     return {"email": person.email, "person_name": person.full_name, "phone": person.phone,
             "company_name": person.company, "address": person.address, "city": person.city,
             "country": person.country}[kind]
+
+
+def name_part(field_name: str) -> str | None:
+    """``first`` or ``last`` when a name field holds one part of a name (``first_name``, ``familyName``,
+    ``surname``); None for a full name."""
+    named = _words(field_name)
+    for word, after in zip(named, [*named[1:], ""], strict=True):
+        if (word in NAME_PARTS and after == "name") or word in NAME_PART_WORDS:
+            return NAME_PARTS.get(word) or NAME_PART_WORDS[word]
+    return None
 
 
 def _number_for(name: str, rng: random.Random) -> float:
@@ -482,6 +507,8 @@ def _near_day(day: date, spec_field: FieldSpec, rng: random.Random) -> str:
     """A date (or business-hours datetime) near ``day``: before it for done things, after for planned."""
     names = set(_words(spec_field.name))
     low, high = (-30, 0) if names & PAST_WORDS else (1, 60) if names & FUTURE_WORDS else (-14, 30)
+    if names & BIRTH_WORDS:
+        low, high = -BIRTH_DAYS[1], -BIRTH_DAYS[0]
     moment = day + timedelta(days=rng.randint(low, high))
     if effective_type(spec_field) == "date":
         return moment.isoformat()

@@ -32,7 +32,13 @@ from collections.abc import Iterable, Mapping
 from functools import lru_cache
 from typing import Any
 
-from compoworld_assets.engine.types import SHARED_TYPES, TYPE_KEY, entity_ref, value_matches_type
+from compoworld_assets.engine.types import (
+    SHARED_TYPES,
+    TYPE_KEY,
+    entity_ref,
+    is_entity_ref,
+    value_matches_type,
+)
 
 AMBIGUOUS_HINTS = frozenset(
     {
@@ -319,6 +325,17 @@ def infer_entity_ref(
     return entity_ref(service_id, candidate) if candidate in set(entities) else None
 
 
+# What an API says about the form of its own identifiers; records get the service's ids (``order_0003``).
+ID_FORM_KEYWORDS = frozenset({"format", "minimum", "maximum", "pattern", "minLength", "maxLength"})
+
+
+def reference_schema(schema: Mapping[str, Any], ref: str) -> dict[str, Any]:
+    """``schema`` as a reference ``ref`` (``svc.Entity.id``) to a record: a string that keeps none of the
+    API's id form (a 34-character length, an ``^m-[0-9a-f]{32}$`` pattern), which no record's id has."""
+    kept = {k: v for k, v in schema.items() if k not in ID_FORM_KEYWORDS}
+    return {**kept, "type": "string", TYPE_KEY: ref}
+
+
 def annotate_schema(
     schema: Any,
     service_id: str,
@@ -352,7 +369,9 @@ def annotate_schema(
                 inferred = infer_entity_ref(pname, pschema, service_id, entity_names) or infer_shared_type(
                     pname, pschema, context_words=context
                 )
-                if inferred:
+                if inferred and is_entity_ref(inferred):
+                    annotated = reference_schema(annotated, inferred)
+                elif inferred:
                     annotated = {**annotated, TYPE_KEY: inferred}
             new_props[pname] = annotated
         out["properties"] = new_props

@@ -41,7 +41,7 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
-from compoworld_assets.engine.specs.infer import declared_json_type, entity_name, snake_name
+from compoworld_assets.engine.specs.infer import declared_json_type, entity_name, reference_schema, snake_name
 from compoworld_assets.engine.specs.model import (
     ENTITY_NAME_RE,
     Effect,
@@ -446,7 +446,7 @@ def _apply(tool: ToolSpec, transition: Transition, draft: _Draft) -> ToolSpec:
         schema = props.get(transition.key)
         if not isinstance(schema, dict):
             return tool
-        props[transition.key] = {**schema, "type": "string", TYPE_KEY: entity_ref(draft.service_id, entity.name)}
+        props[transition.key] = reference_schema(schema, entity_ref(draft.service_id, entity.name))
         parameters = {**tool.parameters, "properties": props}
     written = {name: schema for name, schema in sorted(tool.parameter_properties().items())
                if name != transition.key}

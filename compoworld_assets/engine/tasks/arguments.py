@@ -32,16 +32,22 @@ from compoworld_assets.engine.library.seeding import (
     effective_type,
     interval_pairs,
     person_slot,
+    person_value,
     relate_amounts,
 )
 from compoworld_assets.engine.runtime.state import WorldState
 from compoworld_assets.engine.specs.model import Effect, EntitySpec, FieldSpec, ServiceSpec, ToolSpec
 from compoworld_assets.engine.tasks.model import Plan, PlanStep, ToolCallRecord
-from compoworld_assets.engine.types import TYPE_KEY, is_entity_ref, is_known_type, parse_entity_ref
+from compoworld_assets.engine.types import (
+    TYPE_KEY,
+    is_entity_ref,
+    is_known_type,
+    parse_entity_ref,
+    value_matches_type,
+)
 from compoworld_assets.engine.values import CITIES, schema_value
 
-PERSON_VALUES = {"person_name": "full_name", "phone": "phone", "company_name": "company", "address": "address",
-                 "city": "city", "country": "country"}
+PERSON_VALUES = ("person_name", "phone", "company_name", "address", "city", "country")
 CONSTRAINT_KEYS = ("pattern", "format", "minimum", "maximum", "exclusiveMinimum", "exclusiveMaximum",
                    "minLength", "maxLength", "multipleOf")
 
@@ -71,6 +77,9 @@ def argument_entity(spec: ServiceSpec, tool: ToolSpec, names: list[str]) -> Enti
     fields = []
     for name in names:
         found = own.field(name) if own is not None else None
+        stated = params.get(name).get(TYPE_KEY) if isinstance(params.get(name), dict) else None
+        if found is not None and is_known_type(stated) and stated != found.type:
+            found = found.model_copy(update={"type": stated})  # the tool's own form (a datetime for a date field)
         made = found or _field_from_schema(name, params.get(name))
         if made is not None and name != "id":
             fields.append(made)
@@ -88,10 +97,19 @@ def step_values(spec: ServiceSpec, tool: ToolSpec, names: list[str], population:
     for name in names:
         schema = params.get(name) if isinstance(params.get(name), dict) else {}
         value = record.get(name)
-        if value is None or not satisfies(value, schema):
+        if value is None or _hollow(value, schema) or not satisfies(value, schema):
             value = schema_value(schema, rng)
         values[name] = value
     return values
+
+
+def _hollow(value: Any, schema: dict[str, Any]) -> bool:
+    """An empty object or list where the schema says what goes in it (an email's ``Content``): a request of
+    nothing; or a value that is not of the parameter's shared type (a birth *date* for a ``datetime``)."""
+    if value in ({}, []):
+        return bool(schema.get("properties") or schema.get("items") or schema.get("allOf"))
+    kind = schema.get(TYPE_KEY)
+    return is_known_type(kind) and not is_entity_ref(kind) and not value_matches_type(kind, value)
 
 
 def satisfies(value: Any, schema: dict[str, Any]) -> bool:
@@ -168,9 +186,9 @@ def _match_people(args: dict[str, Any], entity: EntitySpec, constants: set[str],
         if person is None:
             continue
         for spec_field in fields:
-            attribute = PERSON_VALUES.get(effective_type(spec_field) or "")
-            if attribute and spec_field.name in constants:
-                args[spec_field.name] = getattr(person, attribute)
+            kind = effective_type(spec_field) or ""
+            if kind in PERSON_VALUES and spec_field.name in constants:
+                args[spec_field.name] = person_value(person, kind, spec_field.name)
 
 
 def _parents(args: dict[str, Any], entity: EntitySpec, own: str | None, initial: WorldState,

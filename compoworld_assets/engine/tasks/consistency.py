@@ -10,10 +10,12 @@ quarantine reasons can be counted by rule.
   patterns, bounds);
 * ``empty`` — no argument is empty (``""``, ``{}``, ``[]``, null);
 * ``format`` — typed and name-hinted values are well formed: emails, phones, URLs, currency and
-  country codes, dates, IBANs (ISO 7064 check digits), SKUs;
-* ``near_today`` — dates the user states lie within :data:`NEAR_DAYS` of the task's day;
+  country codes, dates, IBANs (ISO 7064 check digits), SKUs; a value of the parameter's own ``enum`` is;
+* ``near_today`` — dates the user states lie within :data:`NEAR_DAYS` of the task's day (a birth date:
+  before it);
 * ``lookup`` — a record id the user states exists in the world (when its service is mounted);
-* ``person`` — a name beside an email is that person's name in the world's population;
+* ``person`` — a name beside an email is that person's name in the world's population (its first or
+  last name for a field that holds one part);
 * ``positive`` — quantities are at least one, amounts above zero (balances excepted);
 * ``interval`` — end-like dates are not before their start-like partner;
 * ``amounts`` — tax and net within gross, net + tax within gross, total = quantity x unit price;
@@ -32,15 +34,17 @@ from typing import Any
 
 from stdnum import iban as iban_number
 
-from compoworld_assets.engine.library.population import Population
+from compoworld_assets.engine.library.population import Person, Population
 from compoworld_assets.engine.library.seeding import (
+    BIRTH_WORDS,
     amount_roles,
     effective_type,
     interval_pairs,
     person_slot,
+    person_value,
 )
 from compoworld_assets.engine.library.wording import words
-from compoworld_assets.engine.specs.model import Effect, EntitySpec, ServiceSpec, ToolSpec
+from compoworld_assets.engine.specs.model import Effect, EntitySpec, FieldSpec, ServiceSpec, ToolSpec
 from compoworld_assets.engine.tasks.arguments import argument_entity, satisfies
 from compoworld_assets.engine.tasks.model import ArgBinding, Task, ToolCallRecord
 from compoworld_assets.engine.types import is_entity_ref, parse_entity_ref, value_matches_type
@@ -78,7 +82,7 @@ def check_task(task: Task, specs: Mapping[str, ServiceSpec], calls: list[ToolCal
     """Every violation in ``task``'s gold run ``calls`` (empty when the task is consistent)."""
     found: list[Violation] = []
     population = Population.generate(task.seed)
-    people = {p.email.casefold(): p.full_name for p in population.everyone()}
+    people = {p.email.casefold(): p for p in population.everyone()}
     today = date.fromisoformat(task.today)
     for step, call in zip(task.plan.steps, calls, strict=True):
         spec = specs[step.service_id]
@@ -134,6 +138,8 @@ def is_empty(value: Any) -> bool:
 
 def _rule_format(arguments: list[_Argument], task: Task, today: date) -> Iterator[tuple[str, str]]:
     for a in arguments:
+        if a.value in (a.schema.get("enum") or ()):
+            continue  # the spec's own values are well formed by definition (a lower-case country code)
         field = a.entity.field(a.name)
         kind = (effective_type(field) if field is not None else None) or a.binding.type
         problem = format_problem(a.name, kind, a.value)
@@ -162,7 +168,12 @@ def _rule_near_today(arguments: list[_Argument], task: Task, today: date) -> Ite
         if a.binding.kind != "constant" or not isinstance(a.value, str):
             continue
         day = _day(a.value)
-        if day is not None and not NEAR_DAYS[0] <= (day - today).days <= NEAR_DAYS[1]:
+        if day is None:
+            continue
+        if set(words(a.name)) & BIRTH_WORDS:  # a birth date lies decades back, never ahead
+            if day >= today:
+                yield a.name, f"birth date {a.value} is not before {task.today}"
+        elif not NEAR_DAYS[0] <= (day - today).days <= NEAR_DAYS[1]:
             yield a.name, f"{a.value} is {(day - today).days} days from {task.today}"
 
 
@@ -199,18 +210,23 @@ def _rule_positive(arguments: list[_Argument], task: Task, today: date) -> Itera
             yield a.name, f"amount {a.value} is not positive"
 
 
-def _people(args: dict[str, Any], entity: EntitySpec, people: dict[str, str]) -> Iterator[str]:
-    """Within one slot, a name and an email of two different people of the world."""
-    slots: dict[str | None, dict[str, Any]] = {}
+def _people(args: dict[str, Any], entity: EntitySpec, people: dict[str, Person]) -> Iterator[str]:
+    """Within one slot, a name (or a part of it: ``first_name``) and an email of two different people of the world."""
+    emails: dict[str | None, Any] = {}
+    names: dict[str | None, list[FieldSpec]] = {}
     for spec_field in entity.fields:
         kind = effective_type(spec_field)
-        if kind in ("email", "person_name") and spec_field.enum is None and spec_field.name in args:
-            slots.setdefault(person_slot(spec_field), {})[kind] = args[spec_field.name]
-    for slot, values in slots.items():
-        email, name = values.get("email"), values.get("person_name")
+        if spec_field.enum is None and spec_field.name in args:
+            if kind == "email":
+                emails[person_slot(spec_field)] = args[spec_field.name]
+            elif kind == "person_name":
+                names.setdefault(person_slot(spec_field), []).append(spec_field)
+    for slot, email in emails.items():
         owner = people.get(email.casefold()) if isinstance(email, str) else None
-        if owner is not None and isinstance(name, str) and owner.casefold() != name.casefold():
-            yield f"{slot or 'main'} name {name!r} is not the name of {email} ({owner})"
+        for spec_field in names.get(slot, []) if owner is not None else []:
+            name, expected = args[spec_field.name], person_value(owner, "person_name", spec_field.name)
+            if isinstance(name, str) and name.casefold() != expected.casefold():
+                yield f"{slot or 'main'} {spec_field.name} {name!r} is not the name of {email} ({expected})"
 
 
 def _rule_interval(record: dict[str, Any], entity: EntitySpec, task: Task,

@@ -22,7 +22,7 @@ from compoworld_assets.engine.library.roles import Role, compatible
 from compoworld_assets.engine.library.seeding import DEFAULT_ROWS, field_role, seed_world, wanted_role
 from compoworld_assets.engine.runtime.state import WorldState
 from compoworld_assets.engine.service_build import BuiltService
-from compoworld_assets.engine.specs.model import READ_EFFECTS, Effect, ServiceSpec
+from compoworld_assets.engine.specs.model import READ_EFFECTS, Effect, ServiceSpec, ToolSpec
 from compoworld_assets.engine.tasks.arguments import harmonize, realize_constants
 from compoworld_assets.engine.tasks.consistency import check_task
 from compoworld_assets.engine.tasks.difficulty import task_difficulty
@@ -44,9 +44,12 @@ from compoworld_assets.engine.tasks.rubrics import GoldRun, build_rubric
 from compoworld_assets.engine.tasks.sampling import crosses_services
 from compoworld_assets.engine.tasks.traps import add_trap
 from compoworld_assets.engine.types import is_entity_ref, parse_entity_ref
+from compoworld_assets.engine.values import merge_all_of
 
 INCONSISTENT = "inconsistent values: "
 INSTRUCTION_STYLES = ("goal", "explicit", "mixed")
+# What a CRUD tool's result holds at its top level, as the conventions state it: the record's id, or a page.
+RECORD_KEYS = {Effect.CREATE: "id", Effect.READ: "id", Effect.UPDATE: "id", Effect.LIST: "items", Effect.SEARCH: "items"}
 COLLATERAL_RULE = "Change only what this request needs; leave every other record exactly as it is."
 
 
@@ -253,11 +256,12 @@ def _typed_values(spec: ServiceSpec, world: WorldState, type_name: str, wanted: 
 
 def _report_sources(plan: Plan, specs: Mapping[str, ServiceSpec]) -> dict[str, ArgBinding]:
     """The id (and for look-ups one telling field) of the record the last step returns; for a last
-    step that names no record (an entity-less read, an action), one field of its result."""
+    step that names no record (an entity-less read, an action, or a derived transition that answers with
+    the API's own response, such as an access token instead of the account it made), one field of its result."""
     last = plan.steps[-1]
     spec = specs[last.service_id]
     tool = spec.tool(last.tool)
-    if tool.entity is None or tool.effect == Effect.ACTION:
+    if tool.entity is None or tool.effect == Effect.ACTION or not _answers_with_record(tool):
         path = reportable_path(tool)
         if path is None:
             return {}
@@ -276,6 +280,15 @@ def _report_sources(plan: Plan, specs: Mapping[str, ServiceSpec]) -> dict[str, A
             sources[name] = ArgBinding(kind="step_output", step=last.index, path=f"{prefix}{telling.name}",
                                        type=telling.type)
     return sources
+
+
+def _answers_with_record(tool: ToolSpec) -> bool:
+    """Whether the tool's result is its record (a page of records for a list), as the CRUD conventions state it;
+    a returns schema that lists other properties (``{token, type}``) is the API's own answer."""
+    if tool.effect not in RECORD_KEYS:
+        return True
+    declared = (merge_all_of(tool.returns) if isinstance(tool.returns, dict) else {}).get("properties") or {}
+    return not declared or RECORD_KEYS[tool.effect] in declared
 
 
 def _domain(plan: Plan, specs: Mapping[str, ServiceSpec]) -> str:

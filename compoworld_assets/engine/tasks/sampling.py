@@ -33,7 +33,9 @@ Every required argument of a step is bound (:class:`ArgBinding`):
   a list filter or a search query (so the lookup finds something), or None for "any value of
   this type in the world";
 * everything else (free text, numbers, enums, dates): a ``constant`` left open (``value=None``);
-  instantiation draws it from the task's world (:mod:`compoworld_assets.engine.tasks.arguments`).
+  instantiation draws it from the task's world (:mod:`compoworld_assets.engine.tasks.arguments`);
+* a create whose record a later step reads a field of is also given that field's parameter, bound as
+  above (left out, the record would hold the field empty and the later step get ``''``).
 
 A list step gets one filter (never a paging parameter, :func:`is_paging_parameter`) and a plain update
 one changed field (a parameter its record has as a field, when it has one), so neither is a no-op.
@@ -47,6 +49,7 @@ from __future__ import annotations
 
 import itertools
 import random
+import re
 from collections import Counter
 from collections.abc import Iterable
 from dataclasses import dataclass, field
@@ -73,6 +76,7 @@ from compoworld_assets.engine.tasks.model import ArgBinding, Plan, PlanStep
 from compoworld_assets.engine.types import TYPE_KEY, is_entity_ref
 
 EdgeId = tuple[str, str, str]
+_SEGMENT_END = re.compile(r"[.\[]")
 PAGING_WORDS = frozenset({"page", "pages", "per", "size", "offset", "limit", "skip", "take", "cursor", "token",
                           "marker", "max", "results", "items", "continuation", "next", "starting", "start", "top", "after", "before"})
 NOTICE_WORDS = frozenset({"send", "notify", "invite", "share", "email", "message", "post", "reply", "remind",
@@ -384,8 +388,28 @@ def _bind(walk: list[tuple[str, _Edge | None]], tools: dict[str, _Tool], rng: ra
         for parameter in _parameters_to_bind(info, args, rng):
             taken = {(b.step, b.path) for b in args.values() if b.kind == "step_output"}
             args[parameter] = _bind_parameter(info, parameter, steps, tools, taken)
+        _give_read_fields(args, steps, tools)
         steps.append(PlanStep(index=index, service_id=info.service_id, tool=info.tool.name, args=args))
     return Plan(steps=steps)
+
+
+def _give_read_fields(args: dict[str, ArgBinding], steps: list[PlanStep], tools: dict[str, _Tool]) -> None:
+    """A step reads a field of a record an earlier step created: that create is given the field's parameter.
+
+    A create's optional parameters are left out otherwise, and its record then holds the field empty (or
+    whatever the service sets), so the later step would get ``''`` for an email or a folder.
+    """
+    for binding in args.values():
+        if binding.kind != "step_output" or binding.step is None:
+            continue
+        source = steps[binding.step]
+        info = tools[source.qualified_name]
+        name = _SEGMENT_END.split(binding.path or "", maxsplit=1)[0]
+        if info.tool.effect != Effect.CREATE or name in source.args or name not in info.tool.parameter_properties():
+            continue
+        taken = {(b.step, b.path) for b in source.args.values() if b.kind == "step_output"}
+        given = _bind_parameter(info, name, steps[:binding.step], tools, taken)
+        steps[binding.step] = source.model_copy(update={"args": {**source.args, name: given}})
 
 
 def _parameters_to_bind(info: _Tool, bound: dict[str, ArgBinding], rng: random.Random) -> list[str]:

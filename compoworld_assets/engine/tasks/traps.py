@@ -34,7 +34,7 @@ from compoworld_assets.engine.canonical import content_hash
 from compoworld_assets.engine.library.builder import plural_of
 from compoworld_assets.engine.library.intents import entity_noun, field_words, intent_for
 from compoworld_assets.engine.library.population import Population
-from compoworld_assets.engine.library.seeding import effective_type, person_slot
+from compoworld_assets.engine.library.seeding import effective_type, person_slot, person_value
 from compoworld_assets.engine.runtime.state import WorldState
 from compoworld_assets.engine.specs.model import Effect, ServiceSpec
 from compoworld_assets.engine.tasks.model import ArgBinding, Criterion, Plan, PlanStep, Task, Trap
@@ -192,7 +192,7 @@ def _do_not_email(task: Task, specs: Mapping[str, ServiceSpec], gold: GoldRun,
             twin = {**first, "id": _first_id(first["id"]), field: person.email}
             for other in entity.fields:
                 if person_slot(other) == person_slot(spec_field) and effective_type(other) == "person_name":
-                    twin[other.name] = person.full_name
+                    twin[other.name] = person_value(person, "person_name", other.name)
             rule = f"Never contact {person.email}: they asked not to receive anything from us."
             return _shifted("do_not_email", task, lookup.index, spec, entity.name, twin, person.email, rule)
     return None

@@ -231,3 +231,20 @@ def test_an_openapi_body_with_a_malformed_allof_part_is_repaired_before_merging(
     result = import_document(document, location="allof.json")
     assert "title" in _only_spec(result).tool("create_note").parameter_properties()
     assert "'allOf' values that are not lists left out" in _reasons(result)
+
+
+def test_a_response_listing_properties_without_a_type_is_an_object():
+    """Without the type any value passes it, and the world model answered a phrase where fields were promised."""
+    response = {"properties": {"device_code": {"type": "string"}, "verification_uri": {"type": "string"},
+                               "scopes": {"items": {"type": "string"}}},
+                "required": ["device_code", "verification_uri"]}
+    document = {"openapi": "3.0.0", "info": {"title": "Devices", "version": "1"}, "paths": {"/device": {"post": {
+        "operationId": "generateDeviceCode", "responses": {"200": {"description": "ok", "content": {
+            "application/json": {"schema": response}}}}}}}}
+    result = import_document(document, location="d.json")
+    tool = _only_spec(result).tool("generate_device_code")
+    assert tool.returns["type"] == "object" and tool.returns["properties"]["scopes"]["type"] == "array"
+    assert any("'type: object' implied by its keywords" in r for r in _reasons(result))
+    simulation = OfflineWorldModel().simulate(result.specs[0], tool, {},
+                                              ServiceState(service_id=result.specs[0].id, tables={}))
+    assert {"device_code", "verification_uri"} <= set(simulation.result["data"])

@@ -189,3 +189,21 @@ def test_refuses_matches_the_generated_messages():
     assert transition.refuses({"status": "pending"}) is None
     assert transition.refuses({"status": "cancelled"}) == "is already 'cancelled'"
     assert transition.refuses({"status": "shipped"}) == "is 'shipped'; it must be one of ['pending']"
+
+
+def test_a_key_keeps_none_of_the_apis_id_form():
+    """Records get the service's ids (``parcel_0003``): a 34-character ``^PX…`` form would refuse every one."""
+    sid = {"type": "string", "minLength": 34, "maxLength": 34, "pattern": "^PX[0-9a-f]{32}$"}
+    document = [
+        {"name": "create_parcel", "description": "Create a parcel.", "parameters": {"type": "object", "properties": {
+            "recipient": {"type": "string"}, "weight": {"type": "number"}}, "required": ["recipient"]}},
+        {"name": "get_parcel", "description": "Get a parcel.", "parameters": {"type": "object", "properties": {
+            "parcel_id": sid}, "required": ["parcel_id"]}},
+        {"name": "ship_parcel", "description": "Ship a parcel.", "parameters": {"type": "object", "properties": {
+            "parcel_id": sid}, "required": ["parcel_id"]}},
+    ]
+    [spec] = import_document(document, location="parcels.json").specs
+    assert spec.tool("ship_parcel").transition.kind == "status"
+    for name in ("get_parcel", "ship_parcel"):
+        key = spec.tool(name).parameter_properties()["parcel_id"]
+        assert key == {"type": "string", "x-cw-type": f"{spec.id}.Parcel.id"}, (name, key)

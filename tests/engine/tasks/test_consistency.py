@@ -26,6 +26,8 @@ def ledger_spec() -> ServiceSpec:
     b.entity("Slip", "slip", "A pay slip.",
              field("account_id", "ledger.Account.id"),
              field("employee_email", "email"), field("employee_name", "person_name"),
+             field("employee_first_name", "person_name"), field("employee_surname", "person_name"),
+             field("birth_date", "date"), field("home_country", "country", enum=["pt", "br"]),
              field("period_start", "date"), field("period_end", "date"),
              field("gross", "money"), field("tax", "money"), field("net", "money"), field("amount", "money"),
              field("quantity", "integer"), field("unit_price", "money"), field("total", "money"),
@@ -44,6 +46,8 @@ PERSON = POPULATION.staff[0]
 
 GOOD = {
     "account_id": "acc_0002", "employee_email": PERSON.email, "employee_name": PERSON.full_name,
+    "employee_first_name": PERSON.first_name, "employee_surname": PERSON.last_name, "birth_date": "1984-03-09",
+    "home_country": "pt",
     "period_start": "2026-05-01", "period_end": "2026-05-31", "gross": 5000.0, "tax": 1200.0, "net": 3800.0,
     "amount": min(ACCOUNT["amount"], 10.0), "quantity": 3, "unit_price": 12.5, "total": 37.5,
     "currency": ACCOUNT["currency"], "city": "Lisbon", "country": "PT", "iban": "DE89370400440532013000",
@@ -54,9 +58,9 @@ BAD = {
     "schema": {"quantity": "three"},
     "empty": {"sku": ""},
     "format": {"iban": "Launch travel"},
-    "near_today": {"period_start": "2024-01-01", "period_end": "2024-01-31"},
+    "near_today": {"birth_date": "2026-07-01"},
     "lookup": {"account_id": "acc_0999"},
-    "person": {"employee_name": "Somebody Else"},
+    "person": {"employee_first_name": PERSON.full_name},
     "positive": {"quantity": 0, "total": 0.0},
     "interval": {"period_end": "2026-04-01"},
     "amounts": {"net": 6000.0},
@@ -157,3 +161,12 @@ def test_a_record_with_two_parents_needs_the_currency_of_one():
 
     assert broken(account) == set() and broken(bills[other]["currency"]) == set()
     assert broken("XXX") == {"parent"}
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_name_parts_and_birth_dates_are_drawn_as_a_person_gives_them(seed):
+    """``first_name``/``surname`` beside an email hold that person's name parts; a birth date lies decades back."""
+    values = drawn(seed)
+    person = next(p for p in POPULATION.everyone() if p.email == values["employee_email"])
+    assert (values["employee_first_name"], values["employee_surname"]) == (person.first_name, person.last_name)
+    assert 18 * 365 <= (date.fromisoformat(TODAY) - date.fromisoformat(values["birth_date"])).days <= 81 * 365

@@ -204,3 +204,27 @@ def test_an_update_step_sets_a_field_of_its_record_not_another_parameter():
     info = _tool_index(build_dependency_graph([spec]), [spec])["memos_update_memo"]
     drawn = {p for seed in range(40) for p in _parameters_to_bind(info, {}, random.Random(seed))}
     assert drawn - {info.key} == {"title"}
+
+
+def test_a_create_whose_field_a_later_step_reads_is_given_that_field():
+    """Left out, an optional ``email`` is stored empty and the next step would mail ``''``."""
+    import random
+
+    from compoworld_assets.engine.library.builder import ServiceBuilder, field
+    from compoworld_assets.engine.tasks.sampling import _bind, _Edge, _tool_index
+
+    b = ServiceBuilder("clients", "Clients", "crm", "Clients.", "tests")
+    b.entity("Client", "cli", "A client.", field("full_name", "person_name"), field("email", "email", required=False))
+    b.crud("Client", "C")
+    clients = b.build()
+    assert "email" not in clients.tool("create_client").required_parameters()
+    from tests.engine.tasks.conftest import mailer_spec
+
+    specs = [clients, mailer_spec()]
+    tools = _tool_index(build_dependency_graph(specs), specs)
+    edge = _Edge(target="mailer_create_message", key="k", parameter="to", output_path="email", type="email",
+                 cross_service=True)
+    plan = _bind([("clients_create_client", None), ("mailer_create_message", edge)], tools, random.Random(0))
+    assert plan.steps[1].args["to"].path == "email"
+    given = plan.steps[0].args["email"]
+    assert given.kind == "user_known" and given.type == "email"

@@ -57,6 +57,7 @@ from compoworld_assets.engine.specs.infer import (
     context_words,
     declared_json_type,
     entity_name,
+    reference_schema,
     singular,
     snake_name,
 )
@@ -792,10 +793,8 @@ class _Importer:
         return name
 
     def _reference(self, schema: dict[str, Any], entity: str) -> dict[str, Any]:
-        """A parameter's schema as a reference to one of the service's ``entity`` records (the id keeps no
-        format, bounds or pattern of the API's own identifiers: records get the service's ids)."""
-        kept = {k: v for k, v in schema.items() if k not in ("format", "minimum", "maximum", "pattern")}
-        return {**kept, "type": "string", TYPE_KEY: entity_ref(self.service_id, entity)}
+        """A parameter's schema as a reference to one of the service's ``entity`` records (:func:`reference_schema`)."""
+        return reference_schema(schema, entity_ref(self.service_id, entity))
 
     def _named_effect(
         self, op: Operation, props: dict[str, Any], entities: dict[str, EntitySpec]

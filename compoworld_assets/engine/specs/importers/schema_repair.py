@@ -18,7 +18,9 @@ keeps each keyword only when its value is what draft 2020-12 allows:
 * ``x-cw-type`` only when it names a known shared type or entity reference;
 * ``$ref`` s still unresolved here (function schemas) are left out with ``$defs``; ``$schema``,
   ``$id``, ``$anchor`` and the other identifiers go too: every schema is validated as draft 2020-12;
-* sub-schemas deeper than :attr:`ImportLimits.max_schema_depth` become ``{}``.
+* sub-schemas deeper than :attr:`ImportLimits.max_schema_depth` become ``{}``;
+* a schema without ``type`` (and without ``anyOf``/``oneOf``/``allOf``/``enum``/``const``) that lists
+  ``properties`` gets ``type: object``, one with ``items`` ``type: array``.
 
 Every change is noted as a repair (:mod:`.context`). A tool with more than
 :attr:`ImportLimits.max_parameters` parameters or :attr:`ImportLimits.max_schema_nodes` schema
@@ -134,7 +136,18 @@ class _Repairer:
                 self._keyword(out, key, sub, here)
         self._bounds(out, value, pointer)
         self._sizes(out, pointer)
+        self._implied_type(out, pointer)
         return out
+
+    def _implied_type(self, out: dict[str, Any], pointer: str) -> None:
+        """A schema without ``type`` that lists ``properties`` (or ``items``) describes an object (an array), as
+        OpenAPI tools read it; without the type any value passes it, so a world model may answer a phrase."""
+        if "type" in out or any(k in out for k in ("anyOf", "oneOf", "allOf", "enum", "const", "not")):
+            return
+        implied = "object" if out.get("properties") else "array" if isinstance(out.get("items"), dict) else None
+        if implied is not None:
+            out["type"] = implied
+            self.note(f"'type: {implied}' implied by its keywords", pointer)
 
     def _schema_map(self, out: dict[str, Any], key: str, value: Any, pointer: str, depth: int) -> None:
         if not isinstance(value, dict):

@@ -1,0 +1,53 @@
+"""What a task asks for is what a person would give: values a call can take, and an answer its result holds."""
+
+from __future__ import annotations
+
+import random
+from datetime import date
+
+from compoworld_assets.engine.library.population import Population
+from compoworld_assets.engine.specs.model import ServiceSpec
+from compoworld_assets.engine.tasks.arguments import step_values
+from compoworld_assets.engine.tasks.instantiate import _report_sources
+from compoworld_assets.engine.tasks.model import Plan, PlanStep
+from compoworld_assets.engine.types import TYPE_KEY
+from tests.engine.tasks.conftest import shop_spec
+
+TOKEN = {"type": "object", "properties": {"token": {"type": "string"}, "type": {"type": "string", "enum": ["otac"]}},
+         "required": ["token", "type"]}
+
+
+def _with_tool(spec: ServiceSpec, name: str, **update) -> ServiceSpec:
+    return spec.model_copy(update={"tools": [t.model_copy(update=update) if t.name == name else t for t in spec.tools]})
+
+
+def test_a_create_that_answers_with_the_apis_own_response_reports_a_field_of_it():
+    """A derived create may answer ``{token, type}`` instead of its record: there is no id to report."""
+    plan = Plan(steps=[PlanStep(index=0, service_id="shop", tool="create_customer", args={})])
+    assert _report_sources(plan, {"shop": shop_spec()})["customer_id"].path == "id"
+    sources = _report_sources(plan, {"shop": _with_tool(shop_spec(), "create_customer", returns=TOKEN)})
+    assert {name: source.path for name, source in sources.items()} == {"token": "token"}
+
+
+def _drawn(spec: ServiceSpec, tool: str, seed: int) -> dict:
+    names = list(spec.tool(tool).parameter_properties())
+    return step_values(spec, spec.tool(tool), names, Population.generate(seed), date(2026, 6, 1), random.Random(seed))
+
+
+def test_an_object_parameter_that_says_what_goes_in_it_is_not_drawn_empty():
+    content = {"type": "object", "properties": {"subject": {"type": "string"}, "body": {"type": "string"}}}
+    tool = shop_spec().tool("create_customer")
+    spec = _with_tool(shop_spec(), "create_customer", parameters={
+        **tool.parameters, "properties": {**tool.parameter_properties(), "content": content}})
+    for seed in range(6):
+        assert set(_drawn(spec, "create_customer", seed)["content"]) == {"subject", "body"}
+
+
+def test_a_parameter_takes_its_own_type_where_the_record_field_has_another():
+    """The record's ``signup_date`` is a date; a tool that takes it as a datetime gets a datetime."""
+    tool = shop_spec().tool("create_customer")
+    stated = {**tool.parameter_properties()["signup_date"], "format": "date-time", TYPE_KEY: "datetime"}
+    spec = _with_tool(shop_spec(), "create_customer", parameters={
+        **tool.parameters, "properties": {**tool.parameter_properties(), "signup_date": stated}})
+    for seed in range(6):
+        assert "T" in _drawn(spec, "create_customer", seed)["signup_date"]
