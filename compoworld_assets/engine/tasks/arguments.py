@@ -98,7 +98,7 @@ def step_values(spec: ServiceSpec, tool: ToolSpec, names: list[str], population:
         schema = params.get(name) if isinstance(params.get(name), dict) else {}
         value = record.get(name)
         if value is None or _hollow(value, schema) or not satisfies(value, schema):
-            value = schema_value(schema, rng)
+            value = schema_value({**schema, "minProperties": 1} if _is_map(schema) else schema, rng)
         values[name] = value
     return values
 
@@ -107,9 +107,15 @@ def _hollow(value: Any, schema: dict[str, Any]) -> bool:
     """An empty object or list where the schema says what goes in it (an email's ``Content``): a request of
     nothing; or a value that is not of the parameter's shared type (a birth *date* for a ``datetime``)."""
     if value in ({}, []):
-        return bool(schema.get("properties") or schema.get("items") or schema.get("allOf"))
+        return bool(schema.get("properties") or schema.get("items") or schema.get("allOf")) or _is_map(schema)
     kind = schema.get(TYPE_KEY)
     return is_known_type(kind) and not is_entity_ref(kind) and not value_matches_type(kind, value)
+
+
+def _is_map(schema: dict[str, Any]) -> bool:
+    """A free-form map (``metadata``: string → string): an object of no named properties whose values have a schema."""
+    return schema.get("type") == "object" and not schema.get("properties") and isinstance(
+        schema.get("additionalProperties"), dict)
 
 
 def satisfies(value: Any, schema: dict[str, Any]) -> bool:

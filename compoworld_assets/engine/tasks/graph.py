@@ -350,12 +350,15 @@ def reportable_path(tool: ToolSpec) -> str | None:
 
     For a last step that names no record (an entity-less read or an ``action``) the answer is what
     checks it: a non-nullable scalar of the returns object, required ones first, then shared-typed
-    ones. An optional field the gold run's result lacks makes the task fail at instantiation
+    ones; ``$`` (the whole result) when the tool returns one scalar (a check that answers ``"true"``).
+    An optional field the gold run's result lacks makes the task fail at instantiation
     (quarantined), never a check of nothing.
     """
     schema = merge_all_of(tool.returns) if isinstance(tool.returns, dict) else {}
     if _nullable(schema):
         return None
+    if schema.get("type") in SCALAR_JSON_TYPES and schema.get("format") != "binary":
+        return "$"
     required = set(schema.get("required") or [])
     candidates = []
     for name, sub in (schema.get("properties") or {}).items():

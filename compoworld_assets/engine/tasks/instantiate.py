@@ -265,7 +265,7 @@ def _report_sources(plan: Plan, specs: Mapping[str, ServiceSpec]) -> dict[str, A
         path = reportable_path(tool)
         if path is None:
             return {}
-        return {snake_case(path): ArgBinding(kind="step_output", step=last.index, path=path)}
+        return {"result" if path == "$" else snake_case(path): ArgBinding(kind="step_output", step=last.index, path=path)}
     if tool.effect == Effect.DELETE:
         return {}
     prefix = "items[0]." if tool.effect in (Effect.LIST, Effect.SEARCH) else ""

@@ -196,3 +196,22 @@ def test_decorated_schema_names_still_name_their_resource():
     assert schema_matches_noun("organization-simple", "organizations")
     assert not schema_matches_noun("CompanyDomainListViewModel", "domains"), "a list wrapper is not one item"
     assert not schema_matches_noun("PetitionView", "pets")
+
+
+def test_a_bodyless_success_answers_with_where_the_resource_is():
+    """A ``202 Accepted`` job tells the client only its ``Operation-Location``; a resolver answers ``302 Found``."""
+    from compoworld_assets.engine.specs.importers import import_document
+
+    accepted = {"202": {"description": "Accepted.", "headers": {
+        "Operation-Location": {"description": "URL to poll.", "schema": {"type": "string"}},
+        "x-request-id": {"schema": {"type": "string"}}}}, "default": {"description": "Error."}}
+    found = {"302": {"description": "Found", "content": {"application/json": {"schema": {
+        "type": "object", "properties": {"location": {"type": "string"}}}}}}}
+    document = {"openapi": "3.0.0", "info": {"title": "Reader", "version": "1"}, "paths": {
+        "/read": {"post": {"operationId": "batchReadFile", "responses": accepted}},
+        "/resolve": {"get": {"operationId": "resolveLink", "responses": found}}}}
+    [spec] = import_document(document, location="reader.json").specs
+    returns = spec.tool("batch_read_file").returns
+    assert returns["required"] == ["Operation-Location"] and list(returns["properties"]) == ["Operation-Location"]
+    assert returns["properties"]["Operation-Location"][TYPE_KEY] == "url"
+    assert spec.tool("resolve_link").returns["properties"] == {"location": {"type": "string"}}

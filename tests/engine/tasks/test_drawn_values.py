@@ -6,7 +6,7 @@ import random
 from datetime import date
 
 from compoworld_assets.engine.library.population import Population
-from compoworld_assets.engine.specs.model import ServiceSpec
+from compoworld_assets.engine.specs.model import Effect, ServiceSpec
 from compoworld_assets.engine.tasks.arguments import step_values
 from compoworld_assets.engine.tasks.instantiate import _report_sources
 from compoworld_assets.engine.tasks.model import Plan, PlanStep
@@ -41,6 +41,23 @@ def test_an_object_parameter_that_says_what_goes_in_it_is_not_drawn_empty():
         **tool.parameters, "properties": {**tool.parameter_properties(), "content": content}})
     for seed in range(6):
         assert set(_drawn(spec, "create_customer", seed)["content"]) == {"subject", "body"}
+
+
+def test_a_free_form_map_parameter_gets_an_entry():
+    metadata = {"type": "object", "additionalProperties": {"type": "string"}}
+    tool = shop_spec().tool("create_customer")
+    spec = _with_tool(shop_spec(), "create_customer", parameters={
+        **tool.parameters, "properties": {**tool.parameter_properties(), "metadata": metadata}})
+    for seed in range(6):
+        drawn = _drawn(spec, "create_customer", seed)["metadata"]
+        assert drawn and all(isinstance(v, str) for v in drawn.values())
+
+
+def test_a_last_step_that_answers_one_scalar_reports_it_whole():
+    """A check that answers ``"true"`` (no object around it) ends a task with that answer."""
+    spec = _with_tool(shop_spec(), "create_customer", returns={"type": "string"}, effect=Effect.QUERY, entity=None)
+    plan = Plan(steps=[PlanStep(index=0, service_id="shop", tool="create_customer", args={})])
+    assert {n: s.path for n, s in _report_sources(plan, {"shop": spec}).items()} == {"result": "$"}
 
 
 def test_a_parameter_takes_its_own_type_where_the_record_field_has_another():

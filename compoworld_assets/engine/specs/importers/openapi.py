@@ -25,6 +25,7 @@ An operation that fails (broken ``$ref``, invalid tool) is quarantined alone.
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
 from functools import lru_cache
 from pathlib import Path
@@ -111,6 +112,8 @@ SCHEMA_NAME_SUFFIXES = frozenset(
     }
 )
 MAX_SCHEMA_DEPTH = 3
+# Response headers that say where a resource is (``Location``, ``Content-Location``, ``Operation-Location``).
+_LOCATION_HEADER = re.compile(r"(^|-)location$", re.IGNORECASE)
 # A singleton sub-resource's methods and what they do to its one record.
 SINGLETON_EFFECTS = {"get": Effect.READ, "put": Effect.UPDATE, "patch": Effect.UPDATE, "delete": Effect.DELETE}
 # Words of a response property that say the response is one page of a list (``nextToken``, ``cursor``).
@@ -261,17 +264,37 @@ class _Importer:
         return entry.get("schema") if isinstance(entry, dict) else None
 
     def _response_schema(self, op: Operation) -> Any:
-        raw = op.spec.get("responses")
-        if not isinstance(raw, dict):
-            return None
-        responses = {str(code): response for code, response in raw.items()}
-        codes = [c for c in ("200", "201") if c in responses] or sorted(
-            c for c in responses if c.startswith("2")
-        )
+        responses, codes = self._success_responses(op)
         for code in codes:
             schema = self._schema_of_content(responses[code])
             if schema is not None:
                 return schema
+        return None
+
+    def _success_responses(self, op: Operation) -> tuple[dict[str, Any], list[str]]:
+        """The operation's responses by code, and the codes of success: 200 and 201, else any 2xx, else a
+        redirect (3xx: a resolver that answers ``302 Found`` with where the thing is)."""
+        raw = op.spec.get("responses")
+        if not isinstance(raw, dict):
+            return {}, []
+        responses = {str(code): response for code, response in raw.items()}
+        codes = [c for c in ("200", "201") if c in responses] or sorted(c for c in responses if c.startswith("2"))
+        return responses, codes or sorted(c for c in responses if c.startswith("3"))
+
+    def _location_returns(self, op: Operation) -> dict[str, Any] | None:
+        """For a success without a body, the ``Location``-like headers it answers with, as the result: a
+        ``202 Accepted`` job's ``Operation-Location``, a ``201 Created`` record's ``Location`` (RFC 9110
+        §10.2.2: a URI reference to the resource), which is all a client learns from such a call."""
+        responses, codes = self._success_responses(op)
+        for code in codes:
+            holder, _ = self.refs.deref(responses[code])
+            headers = holder.get("headers") if isinstance(holder, dict) else None
+            named = sorted(h for h in _mapping(headers) if isinstance(h, str) and _LOCATION_HEADER.search(h))
+            if named:
+                return {"type": "object", "required": named, "properties": {h: {
+                    "type": "string", TYPE_KEY: "url",
+                    "description": str(_mapping(self.refs.deref(headers[h])[0]).get("description") or "")[:500]}
+                    for h in named}}
         return None
 
     def _referenced_schema_names(self, schema: Any) -> list[str]:
@@ -850,7 +873,7 @@ class _Importer:
         description = str(op.spec.get("summary") or op.spec.get("description") or "").strip()
         context = self.context | context_words(base, description)
         returns = crud_returns(effect, entities[entity], self.service_id) if entity else None
-        response = self._response_schema(op) if returns is None else None
+        response = (self._response_schema(op) or self._location_returns(op)) if returns is None else None
         parameters, response = repair_tool_schemas(
             {"type": "object", "properties": props, "required": sorted(set(required))},
             self.refs.inline(response, MAX_SCHEMA_DEPTH) if response is not None else {},
