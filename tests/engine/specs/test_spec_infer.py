@@ -30,6 +30,9 @@ from compoworld_assets.engine.types import TYPE_KEY
         ("country_code", {"type": "string"}, "country"),
         ("shippingAddress", {"type": "string"}, "address"),
         ("price", {"type": "number"}, "money"),
+        ("givenName", {"type": "string"}, "person_name"),
+        ("surname", {"type": "string"}, "person_name"),
+        ("contact_family_name", {"type": "string"}, "person_name"),
     ],
 )
 def test_clear_evidence_gives_a_type(name, schema, expected):
