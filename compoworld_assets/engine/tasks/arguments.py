@@ -113,9 +113,10 @@ def _hollow(value: Any, schema: dict[str, Any]) -> bool:
 
 
 def _is_map(schema: dict[str, Any]) -> bool:
-    """A free-form map (``metadata``: string → string): an object of no named properties whose values have a schema."""
-    return schema.get("type") == "object" and not schema.get("properties") and isinstance(
-        schema.get("additionalProperties"), dict)
+    """A free-form map or document (``metadata``: string → string; a bare ``{"type": "object"}`` body): an object
+    of no named properties that takes others."""
+    return schema.get("type") == "object" and not schema.get("properties") and schema.get(
+        "additionalProperties", True) is not False
 
 
 def satisfies(value: Any, schema: dict[str, Any]) -> bool:

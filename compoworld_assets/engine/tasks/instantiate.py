@@ -23,7 +23,7 @@ from compoworld_assets.engine.library.seeding import DEFAULT_ROWS, field_role, s
 from compoworld_assets.engine.runtime.state import WorldState
 from compoworld_assets.engine.service_build import BuiltService
 from compoworld_assets.engine.specs.model import READ_EFFECTS, Effect, ServiceSpec, ToolSpec
-from compoworld_assets.engine.tasks.arguments import harmonize, realize_constants
+from compoworld_assets.engine.tasks.arguments import harmonize, realize_constants, satisfies
 from compoworld_assets.engine.tasks.consistency import check_task
 from compoworld_assets.engine.tasks.difficulty import task_difficulty
 from compoworld_assets.engine.tasks.graph import reportable_path
@@ -44,7 +44,7 @@ from compoworld_assets.engine.tasks.rubrics import GoldRun, build_rubric
 from compoworld_assets.engine.tasks.sampling import crosses_services
 from compoworld_assets.engine.tasks.traps import add_trap
 from compoworld_assets.engine.types import is_entity_ref, parse_entity_ref
-from compoworld_assets.engine.values import merge_all_of
+from compoworld_assets.engine.values import merge_all_of, schema_value
 
 INCONSISTENT = "inconsistent values: "
 INSTRUCTION_STYLES = ("goal", "explicit", "mixed")
@@ -208,13 +208,20 @@ def _complete(task: Task, asked: Task, specs: Mapping[str, ServiceSpec], gold: G
 def _resolve_step(step: PlanStep, plan: Plan, world: WorldState, specs: Mapping[str, ServiceSpec],
                   rng: random.Random) -> PlanStep:
     args = {}
+    params = specs[step.service_id].tool(step.tool).parameter_properties()
     for name, binding in step.args.items():
         if binding.kind == "user_known":
-            candidates = _world_values(name, binding, step, plan, world, specs)
-            if not candidates:
+            schema = params.get(name) if isinstance(params.get(name), dict) else {}
+            candidates = [v for v in _world_values(name, binding, step, plan, world, specs) if satisfies(v, schema)]
+            if candidates:
+                binding = binding.model_copy(update={"value": rng.choice(candidates)})
+            elif binding.path is None and not is_entity_ref(binding.type) and schema.get("pattern"):
+                # the world's values of the type have another form than the API's (``+1-555-…`` for E.164):
+                # the user states one in the API's form
+                binding = binding.model_copy(update={"value": schema_value(schema, rng)})
+            else:
                 raise TaskGenerationError(
                     f"step {step.index} {name}: the world has no value for {binding.path or binding.type}")
-            binding = binding.model_copy(update={"value": rng.choice(candidates)})
         args[name] = binding
     return step.model_copy(update={"args": args})
 

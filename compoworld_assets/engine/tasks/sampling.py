@@ -14,9 +14,11 @@ walked only where its result feeds the next step or the answer: a walk ends only
 rubric can check (:func:`can_end_a_task`), and it is never the write a plan needs (``require_write``):
 offline it changes nothing a criterion could check.
 
-Every service with a cross-service edge gets its chance: while some such service is in no accepted
-plan yet, a share of the walks (``bridge_probability``) starts on one of its cross-service edges
-(a "bridge", in or out of it), until it is covered or ``bridge_attempts`` such walks failed. Without
+Every service with a cross-service edge gets its chances: while some such service is in no accepted
+plan yet, a share of the walks (``bridge_probability``) starts on one of its cross-service edges (a
+"bridge", in or out of it), until it is covered or ``bridge_attempts`` such walks failed; in the second
+half of the round the same holds for services in fewer than ``bridge_plans`` plans (instantiation may
+still lose a plan to values no world can give, and a service's only plan with it). Without
 this a service of a few tools joined to a large library by one edge is almost never reached. A bridge
 is an edge a walk can go on from (its target ends a task or leads on): an edge into a simulated action
 that returns nothing is a dead end, and a service joined only by such edges is not reachable
@@ -101,6 +103,7 @@ class WalkConfig:
     attempts_per_plan: int = 40
     bridge_probability: float = 0.5
     bridge_attempts: int = 40
+    bridge_plans: int = 3  # plans each bridged service is walked into before bridging leaves it (instantiation may lose one)
     level_mix: tuple[tuple[str, float], ...] = ()  # e.g. (("easy", .3), ("medium", .4), ("hard", .3))
     level_style: str = "goal"  # the instruction style plan levels assume
 
@@ -164,7 +167,9 @@ def sample_plans(graph: nx.MultiDiGraph, specs: Iterable[ServiceSpec], seed: int
     for _ in range(n * config.attempts_per_plan):
         if len(plans) >= n:
             break
-        walk = _walk(tools, starts, bridges, coverage, rng, config)
+        # first every bridged service its first plan; in the round's second half, more for those still in few
+        wanted = 1 if len(plans) < n // 2 else config.bridge_plans
+        walk = _walk(tools, starts, bridges, coverage, rng, config, wanted)
         plan = _bind(walk, tools, rng) if walk else None
         if plan is None or not _acceptable(plan, tools, config) or plan.plan_hash() in seen:
             continue
@@ -274,11 +279,12 @@ def _bridges(tools: dict[str, _Tool]) -> dict[str, list[tuple[str, _Edge]]]:
 
 
 def _walk(tools: dict[str, _Tool], starts: list[str], bridges: dict[str, list[tuple[str, _Edge]]],
-          coverage: _Coverage, rng: random.Random, config: WalkConfig) -> list[tuple[str, _Edge | None]]:
+          coverage: _Coverage, rng: random.Random, config: WalkConfig, wanted: int = 1) -> list[tuple[str, _Edge | None]]:
     uncovered = [s for s in sorted(bridges)
-                 if coverage.services[s] == 0 and coverage.bridge_tries[s] < config.bridge_attempts]
+                 if coverage.services[s] < wanted and coverage.bridge_tries[s] < config.bridge_attempts]
     if uncovered and rng.random() < config.bridge_probability:
-        service_id = rng.choice(uncovered)
+        fewest = min(coverage.services[s] for s in uncovered)  # every service its first plan, then its second...
+        service_id = rng.choice([s for s in uncovered if coverage.services[s] == fewest])
         coverage.bridge_tries[service_id] += 1
         source, edge = rng.choice(bridges[service_id])
         walk: list[tuple[str, _Edge | None]] = [(source, None), (edge.target, edge)]

@@ -43,14 +43,16 @@ def test_an_object_parameter_that_says_what_goes_in_it_is_not_drawn_empty():
         assert set(_drawn(spec, "create_customer", seed)["content"]) == {"subject", "body"}
 
 
-def test_a_free_form_map_parameter_gets_an_entry():
+def test_a_free_form_map_or_document_parameter_gets_an_entry():
     metadata = {"type": "object", "additionalProperties": {"type": "string"}}
     tool = shop_spec().tool("create_customer")
     spec = _with_tool(shop_spec(), "create_customer", parameters={
-        **tool.parameters, "properties": {**tool.parameter_properties(), "metadata": metadata}})
+        **tool.parameters, "properties": {**tool.parameter_properties(), "metadata": metadata,
+                                          "body": {"type": "object"}}})
     for seed in range(6):
-        drawn = _drawn(spec, "create_customer", seed)["metadata"]
-        assert drawn and all(isinstance(v, str) for v in drawn.values())
+        drawn = _drawn(spec, "create_customer", seed)
+        assert drawn["metadata"] and all(isinstance(v, str) for v in drawn["metadata"].values())
+        assert drawn["body"]
 
 
 def test_a_last_step_that_answers_one_scalar_reports_it_whole():
@@ -68,3 +70,28 @@ def test_a_parameter_takes_its_own_type_where_the_record_field_has_another():
         **tool.parameters, "properties": {**tool.parameter_properties(), "signup_date": stated}})
     for seed in range(6):
         assert "T" in _drawn(spec, "create_customer", seed)["signup_date"]
+
+
+def test_a_user_known_value_takes_the_apis_form_where_the_worlds_values_have_another():
+    """The world's phones are ``+1-555-…``; an API that takes E.164 only gets a number in that form."""
+    import re
+
+    from compoworld_assets.engine.library.builder import ServiceBuilder, field
+    from compoworld_assets.engine.library.seeding import seed_world
+    from compoworld_assets.engine.tasks.instantiate import _resolve_step
+    from compoworld_assets.engine.tasks.model import ArgBinding
+
+    b = ServiceBuilder("dialer", "Dialer", "communication", "Calls.", "tests")
+    b.entity("Call", "call", "A call.", field("to_phone", "phone"), field("caller", "person_name"))
+    b.crud("Call", "C")
+    e164 = {"type": "string", "pattern": r"^\+?[1-9]\d{1,14}$", TYPE_KEY: "phone"}
+    tool = b.build().tool("create_call")
+    spec = _with_tool(b.build(), "create_call", parameters={
+        **tool.parameters, "properties": {**tool.parameter_properties(), "to_phone": e164}})
+    world = seed_world([spec], 3)
+    assert not any(re.fullmatch(e164["pattern"], r["to_phone"]) for r in world.services["dialer"].tables["Call"].values())
+    step = PlanStep(index=0, service_id="dialer", tool="create_call",
+                    args={"to_phone": ArgBinding(kind="user_known", type="phone")})
+    for seed in range(5):
+        resolved = _resolve_step(step, Plan(steps=[step]), world, {"dialer": spec}, random.Random(seed))
+        assert re.fullmatch(e164["pattern"], resolved.args["to_phone"].value)

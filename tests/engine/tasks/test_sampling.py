@@ -103,7 +103,10 @@ def test_a_small_service_joined_by_few_edges_still_gets_into_plans(library):
     specs = [*library[0], shortener]
     graph = build_dependency_graph(specs)
     for seed in (1, 2, 3):
+        # in several plans, not one: instantiation may lose a plan, and then the service would be in no task
         assert any(shortener.id in p.services for p in sample_plans(graph, specs, seed, 30))
+        plans = sample_plans(graph, specs, seed, 90)
+        assert sum(shortener.id in p.services for p in plans) >= WalkConfig().bridge_plans
         plain = sample_plans(graph, specs, seed, 30, WalkConfig(bridge_probability=0.0))
         assert not any(shortener.id in p.services for p in plain)
 
