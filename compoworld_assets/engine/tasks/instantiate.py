@@ -209,8 +209,11 @@ def _resolve_step(step: PlanStep, plan: Plan, world: WorldState, specs: Mapping[
                   rng: random.Random) -> PlanStep:
     args = {}
     params = specs[step.service_id].tool(step.tool).parameter_properties()
+    together = _one_record_filters(step, world, params, rng)
     for name, binding in step.args.items():
-        if binding.kind == "user_known":
+        if name in together:
+            binding = binding.model_copy(update={"value": together[name]})
+        elif binding.kind == "user_known":
             schema = params.get(name) if isinstance(params.get(name), dict) else {}
             candidates = [v for v in _world_values(name, binding, step, plan, world, specs) if satisfies(v, schema)]
             if candidates:
@@ -224,6 +227,31 @@ def _resolve_step(step: PlanStep, plan: Plan, world: WorldState, specs: Mapping[
                     f"step {step.index} {name}: the world has no value for {binding.path or binding.type}")
         args[name] = binding
     return step.model_copy(update={"args": args})
+
+
+def _one_record_filters(step: PlanStep, world: WorldState, params: Mapping[str, Any],
+                        rng: random.Random) -> dict[str, Any]:
+    """A step filtered by several fields of one table (a look-up by ``includeBody`` and ``types``) asks for
+    what one record holds: those user-known values are drawn from one row, so the look-up finds it (drawn
+    one by one, they rarely meet in a record)."""
+    paths = {n: b.path.split(".") for n, b in step.args.items()
+             if b.kind == "user_known" and b.path and b.path.count(".") == 2}
+    tables = Counter((p[0], p[1]) for p in paths.values())
+    table = next((t for t, count in sorted(tables.items()) if count > 1), None)
+    if table is None or table[0] not in world.services:
+        return {}
+    names = sorted(n for n, p in paths.items() if (p[0], p[1]) == table)
+    rows = world.services[table[0]].tables.get(table[1], {})
+
+    def fits(row: dict[str, Any], name: str) -> bool:
+        schema = params.get(name) if isinstance(params.get(name), dict) else {}
+        return row.get(paths[name][2]) not in (None, "") and satisfies(row[paths[name][2]], schema)
+
+    fitting = [rows[r] for r in sorted(rows) if all(fits(rows[r], n) for n in names)]
+    if not fitting:
+        return {}
+    row = rng.choice(fitting)
+    return {n: row[paths[n][2]] for n in names}
 
 
 def _world_values(name: str, binding: ArgBinding, step: PlanStep, plan: Plan, world: WorldState,

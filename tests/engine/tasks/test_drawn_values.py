@@ -95,3 +95,25 @@ def test_a_user_known_value_takes_the_apis_form_where_the_worlds_values_have_ano
     for seed in range(5):
         resolved = _resolve_step(step, Plan(steps=[step]), world, {"dialer": spec}, random.Random(seed))
         assert re.fullmatch(e164["pattern"], resolved.args["to_phone"].value)
+
+
+def test_a_lookup_by_several_fields_of_one_table_asks_for_what_one_record_holds():
+    """Drawn one by one, ``channel`` and ``plan`` rarely meet in a record, and the look-up finds nothing."""
+    from compoworld_assets.engine.library.builder import ServiceBuilder, field
+    from compoworld_assets.engine.library.seeding import seed_world
+    from compoworld_assets.engine.tasks.instantiate import _resolve_step
+    from compoworld_assets.engine.tasks.model import ArgBinding
+
+    b = ServiceBuilder("subs", "Subscriptions", "marketing", "Subscriptions.", "tests")
+    b.entity("Subscription", "sub", "A subscription.", field("channel", enum=["email", "sms", "push"]),
+             field("plan", enum=["free", "pro", "team", "enterprise"]), field("seats", "integer"))
+    b.crud("Subscription", "L")
+    spec = b.build()
+    world = seed_world([spec], 4)
+    rows = list(world.services["subs"].tables["Subscription"].values())
+    step = PlanStep(index=0, service_id="subs", tool="list_subscriptions", args={
+        name: ArgBinding(kind="user_known", path=f"subs.Subscription.{name}") for name in ("channel", "plan", "seats")})
+    for seed in range(12):
+        args = _resolve_step(step, Plan(steps=[step]), world, {"subs": spec}, random.Random(seed)).args
+        wanted = {name: binding.value for name, binding in args.items()}
+        assert any(all(row[n] == v for n, v in wanted.items()) for row in rows), wanted
