@@ -46,8 +46,9 @@ PERSON_TYPES = frozenset({"email", "person_name", "phone", "company_name", "addr
 LOOKUP_FILTER_EFFECTS = frozenset({Effect.LIST, Effect.SEARCH})
 WEBSITE_WORDS = frozenset({"website", "homepage"})
 LOCATION_TYPES = frozenset({"address", "city", "country"})
-TYPE_WORDS = frozenset({"email", "name", "full", "first", "last", "given", "family", "surname", "forename",
-                        "firstname", "lastname", "phone", "mobile", "company", "address", "city", "country"})
+TYPE_WORDS = frozenset({"email", "name", "full", "first", "last", "given", "family", "fore", "sur", "surname",
+                        "forename", "firstname", "lastname", "phone", "mobile", "company", "address", "city",
+                        "country"})
 # Words that, before ``name``, say which part of a person's name a field holds; and words that say it alone.
 NAME_PARTS = {"first": "first", "given": "first", "fore": "first", "last": "last", "family": "last", "sur": "last"}
 NAME_PART_WORDS = {"forename": "first", "firstname": "first", "surname": "last", "lastname": "last"}
@@ -457,9 +458,9 @@ def name_part(field_name: str) -> str | None:
     ``surname``); None for a full name."""
     named = _words(field_name)
     for word, after in zip(named, [*named[1:], ""], strict=True):
-        if (word in NAME_PARTS and after == "name") or word in NAME_PART_WORDS:
-            return NAME_PARTS.get(word) or NAME_PART_WORDS[word]
-    return None
+        if word in NAME_PARTS and after == "name":
+            return NAME_PARTS[word]
+    return NAME_PART_WORDS.get(named[-1]) if named else None  # ``surname``, not ``surname_prefix``
 
 
 def _number_for(name: str, rng: random.Random) -> float:
@@ -504,7 +505,8 @@ def _order_intervals(record: dict[str, Any], entity: EntitySpec, rng: random.Ran
 
 
 def _near_day(day: date, spec_field: FieldSpec, rng: random.Random) -> str:
-    """A date (or business-hours datetime) near ``day``: before it for done things, after for planned."""
+    """A date (or business-hours datetime) near ``day``: before it for done things, after for planned; a birth
+    date 18 to 80 years before it."""
     names = set(_words(spec_field.name))
     low, high = (-30, 0) if names & PAST_WORDS else (1, 60) if names & FUTURE_WORDS else (-14, 30)
     if names & BIRTH_WORDS:

@@ -326,7 +326,9 @@ def infer_entity_ref(
 
 
 # What an API says about the form of its own identifiers; records get the service's ids (``order_0003``).
-ID_FORM_KEYWORDS = frozenset({"format", "minimum", "maximum", "pattern", "minLength", "maxLength"})
+ID_FORM_KEYWORDS = frozenset({"format", "minimum", "maximum", "exclusiveMinimum", "exclusiveMaximum", "multipleOf",
+                              "pattern", "minLength", "maxLength", "enum", "const", "anyOf", "oneOf", "example",
+                              "examples", "default"})
 
 
 def reference_schema(schema: Mapping[str, Any], ref: str) -> dict[str, Any]:

@@ -98,7 +98,7 @@ def step_values(spec: ServiceSpec, tool: ToolSpec, names: list[str], population:
         schema = params.get(name) if isinstance(params.get(name), dict) else {}
         value = record.get(name)
         if value is None or _hollow(value, schema) or not satisfies(value, schema):
-            value = schema_value({**schema, "minProperties": 1} if _is_map(schema) else schema, rng)
+            value = schema_value(_one_entry(schema) if _is_map(schema) else schema, rng)
         values[name] = value
     return values
 
@@ -117,6 +117,12 @@ def _is_map(schema: dict[str, Any]) -> bool:
     of no named properties that takes others."""
     return schema.get("type") == "object" and not schema.get("properties") and schema.get(
         "additionalProperties", True) is not False
+
+
+def _one_entry(schema: dict[str, Any]) -> dict[str, Any]:
+    """A map's schema asking for at least one entry (of its values' schema, or of any value)."""
+    extra = schema.get("additionalProperties")
+    return {**schema, "minProperties": 1, "additionalProperties": extra if isinstance(extra, dict) else {}}
 
 
 def satisfies(value: Any, schema: dict[str, Any]) -> bool:

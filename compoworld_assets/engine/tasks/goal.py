@@ -162,7 +162,7 @@ class Describer:
         """The words for one value to report (``the id of the new invoice``)."""
         path = binding.path or "$"
         field = path.rsplit(".", 1)[-1]
-        what = "id" if _RECORD_PATH.fullmatch(path) else "answer" if path == "$" else field_words(field)
+        what = "answer" if path == "$" else "id" if _RECORD_PATH.fullmatch(path) else field_words(field)
         step = self.steps[binding.step or 0]
         if self.tool(step).entity is None or self.tool(step).effect == Effect.ACTION:
             # no record to name (an entity-less read, an action): the value comes back from the last request

@@ -218,9 +218,10 @@ def _resolve_step(step: PlanStep, plan: Plan, world: WorldState, specs: Mapping[
             candidates = [v for v in _world_values(name, binding, step, plan, world, specs) if satisfies(v, schema)]
             if candidates:
                 binding = binding.model_copy(update={"value": rng.choice(candidates)})
-            elif binding.path is None and not is_entity_ref(binding.type) and schema.get("pattern"):
+            elif binding.path is None and not is_entity_ref(binding.type) and schema.get("pattern") \
+                    and specs[step.service_id].tool(step.tool).effect not in (Effect.LIST, Effect.SEARCH):
                 # the world's values of the type have another form than the API's (``+1-555-…`` for E.164):
-                # the user states one in the API's form
+                # the user states one in the API's form (a look-up by it would find nobody: no fallback there)
                 binding = binding.model_copy(update={"value": schema_value(schema, rng)})
             else:
                 raise TaskGenerationError(
@@ -231,7 +232,7 @@ def _resolve_step(step: PlanStep, plan: Plan, world: WorldState, specs: Mapping[
 
 def _one_record_filters(step: PlanStep, world: WorldState, params: Mapping[str, Any],
                         rng: random.Random) -> dict[str, Any]:
-    """A step filtered by several fields of one table (a look-up by ``includeBody`` and ``types``) asks for
+    """A step filtered by several fields of one table (a look-up by a channel and a plan) asks for
     what one record holds: those user-known values are drawn from one row, so the look-up finds it (drawn
     one by one, they rarely meet in a record)."""
     paths = {n: b.path.split(".") for n, b in step.args.items()

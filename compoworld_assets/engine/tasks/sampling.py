@@ -411,7 +411,8 @@ def _give_read_fields(args: dict[str, ArgBinding], steps: list[PlanStep], tools:
         source = steps[binding.step]
         info = tools[source.qualified_name]
         name = _SEGMENT_END.split(binding.path or "", maxsplit=1)[0]
-        if info.tool.effect != Effect.CREATE or name in source.args or name not in info.tool.parameter_properties():
+        if info.tool.effect != Effect.CREATE or name in ("id", *source.args) \
+                or name not in info.tool.parameter_properties():  # an id is the service's to give
             continue
         taken = {(b.step, b.path) for b in source.args.values() if b.kind == "step_output"}
         given = _bind_parameter(info, name, steps[:binding.step], tools, taken)

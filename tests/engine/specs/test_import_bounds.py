@@ -245,6 +245,10 @@ def test_a_response_listing_properties_without_a_type_is_an_object():
     tool = _only_spec(result).tool("generate_device_code")
     assert tool.returns["type"] == "object" and tool.returns["properties"]["scopes"]["type"] == "array"
     assert any("'type: object' implied by its keywords" in r for r in _reasons(result))
+    from compoworld_assets.engine.specs.importers.schema_repair import repair_schema
+
+    nullable = repair_schema({"properties": {"a": {"type": "string"}}, "nullable": True}, "d.json")
+    assert "type" not in nullable  # an OpenAPI 3.0 nullable object also takes null
     simulation = OfflineWorldModel().simulate(result.specs[0], tool, {},
                                               ServiceState(service_id=result.specs[0].id, tables={}))
     assert {"device_code", "verification_uri"} <= set(simulation.result["data"])

@@ -215,3 +215,8 @@ def test_a_bodyless_success_answers_with_where_the_resource_is():
     assert returns["required"] == ["Operation-Location"] and list(returns["properties"]) == ["Operation-Location"]
     assert returns["properties"]["Operation-Location"][TYPE_KEY] == "url"
     assert spec.tool("resolve_link").returns["properties"] == {"location": {"type": "string"}}
+
+    broken = {"201": {"description": "Created.", "headers": {"Location": {"$ref": "#/components/headers/Nope"}}}}
+    document["paths"]["/links"] = {"post": {"operationId": "shortenLink", "responses": broken}}
+    result = import_document(document, location="reader.json")
+    assert result.specs[0].tool("shorten_link").returns["properties"]["Location"]["description"] == ""

@@ -60,6 +60,11 @@ def test_a_last_step_that_answers_one_scalar_reports_it_whole():
     spec = _with_tool(shop_spec(), "create_customer", returns={"type": "string"}, effect=Effect.QUERY, entity=None)
     plan = Plan(steps=[PlanStep(index=0, service_id="shop", tool="create_customer", args={})])
     assert {n: s.path for n, s in _report_sources(plan, {"shop": spec}).items()} == {"result": "$"}
+    from compoworld_assets.engine.tasks.goal import GoalWriter
+    from compoworld_assets.engine.tasks.instantiate import draft_task
+
+    task = draft_task(plan, {"shop": spec}, seed=2, writer=GoalWriter())
+    assert "the answer it returns (as result)" in task.instruction, task.instruction
 
 
 def test_a_parameter_takes_its_own_type_where_the_record_field_has_another():

@@ -292,10 +292,16 @@ class _Importer:
             named = sorted(h for h in _mapping(headers) if isinstance(h, str) and _LOCATION_HEADER.search(h))
             if named:
                 return {"type": "object", "required": named, "properties": {h: {
-                    "type": "string", TYPE_KEY: "url",
-                    "description": str(_mapping(self.refs.deref(headers[h])[0]).get("description") or "")[:500]}
+                    "type": "string", TYPE_KEY: "url", "description": self._header_description(headers[h])}
                     for h in named}}
         return None
+
+    def _header_description(self, header: Any) -> str:
+        try:
+            resolved, _ = self.refs.deref(header)
+        except RefError:  # a broken header reference costs its description, not the operation
+            return ""
+        return str(_mapping(resolved).get("description") or "")[:500]
 
     def _referenced_schema_names(self, schema: Any) -> list[str]:
         """Component schemas a response/body references directly, as array items, or one property down."""

@@ -19,8 +19,8 @@ keeps each keyword only when its value is what draft 2020-12 allows:
 * ``$ref`` s still unresolved here (function schemas) are left out with ``$defs``; ``$schema``,
   ``$id``, ``$anchor`` and the other identifiers go too: every schema is validated as draft 2020-12;
 * sub-schemas deeper than :attr:`ImportLimits.max_schema_depth` become ``{}``;
-* a schema without ``type`` (and without ``anyOf``/``oneOf``/``allOf``/``enum``/``const``) that lists
-  ``properties`` gets ``type: object``, one with ``items`` ``type: array``.
+* a schema without ``type`` (and without ``anyOf``/``oneOf``/``allOf``/``enum``/``const``/``not``/
+  ``nullable``) that lists ``properties`` gets ``type: object``, one with ``items`` ``type: array``.
 
 Every change is noted as a repair (:mod:`.context`). A tool with more than
 :attr:`ImportLimits.max_parameters` parameters or :attr:`ImportLimits.max_schema_nodes` schema
@@ -142,8 +142,9 @@ class _Repairer:
     def _implied_type(self, out: dict[str, Any], pointer: str) -> None:
         """A schema without ``type`` that lists ``properties`` (or ``items``) describes an object (an array), as
         OpenAPI tools read it; without the type any value passes it, so a world model may answer a phrase."""
-        if "type" in out or any(k in out for k in ("anyOf", "oneOf", "allOf", "enum", "const", "not")):
-            return
+        if "type" in out or out.get("nullable") is True or any(
+                k in out for k in ("anyOf", "oneOf", "allOf", "enum", "const", "not")):
+            return  # (an OpenAPI 3.0 ``nullable`` schema also takes null: a type would refuse it)
         implied = "object" if out.get("properties") else "array" if isinstance(out.get("items"), dict) else None
         if implied is not None:
             out["type"] = implied
