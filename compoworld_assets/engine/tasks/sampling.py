@@ -103,7 +103,7 @@ class WalkConfig:
     attempts_per_plan: int = 40
     bridge_probability: float = 0.5
     bridge_attempts: int = 40
-    bridge_plans: int = 3  # plans each bridged service is walked into before bridging leaves it (instantiation may lose one)
+    bridge_plans: int = 3  # in a round's second half, plans a bridged service is walked into before bridging leaves it
     level_mix: tuple[tuple[str, float], ...] = ()  # e.g. (("easy", .3), ("medium", .4), ("hard", .3))
     level_style: str = "goal"  # the instruction style plan levels assume
 
@@ -279,7 +279,7 @@ def _bridges(tools: dict[str, _Tool]) -> dict[str, list[tuple[str, _Edge]]]:
 
 
 def _walk(tools: dict[str, _Tool], starts: list[str], bridges: dict[str, list[tuple[str, _Edge]]],
-          coverage: _Coverage, rng: random.Random, config: WalkConfig, wanted: int = 1) -> list[tuple[str, _Edge | None]]:
+          coverage: _Coverage, rng: random.Random, config: WalkConfig, wanted: int) -> list[tuple[str, _Edge | None]]:
     uncovered = [s for s in sorted(bridges)
                  if coverage.services[s] < wanted and coverage.bridge_tries[s] < config.bridge_attempts]
     if uncovered and rng.random() < config.bridge_probability:
