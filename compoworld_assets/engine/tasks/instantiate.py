@@ -22,6 +22,7 @@ from compoworld_assets.engine.library.roles import Role, compatible
 from compoworld_assets.engine.library.seeding import DEFAULT_ROWS, field_role, seed_world, wanted_role
 from compoworld_assets.engine.runtime.state import WorldState
 from compoworld_assets.engine.service_build import BuiltService
+from compoworld_assets.engine.specs.importers.crud_returns import PAGE_EFFECTS, RECORD_EFFECTS
 from compoworld_assets.engine.specs.model import READ_EFFECTS, Effect, ServiceSpec, ToolSpec
 from compoworld_assets.engine.tasks.arguments import harmonize, realize_constants, satisfies
 from compoworld_assets.engine.tasks.consistency import check_task
@@ -48,8 +49,6 @@ from compoworld_assets.engine.values import merge_all_of, schema_value
 
 INCONSISTENT = "inconsistent values: "
 INSTRUCTION_STYLES = ("goal", "explicit", "mixed")
-# What a CRUD tool's result holds at its top level, as the conventions state it: the record's id, or a page.
-RECORD_KEYS = {Effect.CREATE: "id", Effect.READ: "id", Effect.UPDATE: "id", Effect.LIST: "items", Effect.SEARCH: "items"}
 COLLATERAL_RULE = "Change only what this request needs; leave every other record exactly as it is."
 
 
@@ -208,7 +207,8 @@ def _complete(task: Task, asked: Task, specs: Mapping[str, ServiceSpec], gold: G
 def _resolve_step(step: PlanStep, plan: Plan, world: WorldState, specs: Mapping[str, ServiceSpec],
                   rng: random.Random) -> PlanStep:
     args = {}
-    params = specs[step.service_id].tool(step.tool).parameter_properties()
+    tool = specs[step.service_id].tool(step.tool)
+    params = tool.parameter_properties()
     together = _one_record_filters(step, world, params, rng)
     for name, binding in step.args.items():
         if name in together:
@@ -219,7 +219,7 @@ def _resolve_step(step: PlanStep, plan: Plan, world: WorldState, specs: Mapping[
             if candidates:
                 binding = binding.model_copy(update={"value": rng.choice(candidates)})
             elif binding.path is None and not is_entity_ref(binding.type) and schema.get("pattern") \
-                    and specs[step.service_id].tool(step.tool).effect not in (Effect.LIST, Effect.SEARCH):
+                    and tool.effect not in PAGE_EFFECTS:
                 # the world's values of the type have another form than the API's (``+1-555-…`` for E.164):
                 # the user states one in the API's form (a look-up by it would find nobody: no fallback there)
                 binding = binding.model_copy(update={"value": schema_value(schema, rng)})
@@ -321,10 +321,10 @@ def _report_sources(plan: Plan, specs: Mapping[str, ServiceSpec]) -> dict[str, A
 def _answers_with_record(tool: ToolSpec) -> bool:
     """Whether the tool's result is its record (a page of records for a list), as the CRUD conventions state it;
     a returns schema that lists other properties (``{token, type}``) is the API's own answer."""
-    if tool.effect not in RECORD_KEYS:
+    if tool.effect not in RECORD_EFFECTS | PAGE_EFFECTS:
         return True
     declared = (merge_all_of(tool.returns) if isinstance(tool.returns, dict) else {}).get("properties") or {}
-    return not declared or RECORD_KEYS[tool.effect] in declared
+    return not declared or ("items" if tool.effect in PAGE_EFFECTS else "id") in declared
 
 
 def _domain(plan: Plan, specs: Mapping[str, ServiceSpec]) -> str:
