@@ -20,7 +20,9 @@ from compoworld_assets.engine.runtime.executor import SandboxLimits
 from compoworld_assets.engine.runtime.service_runtime import RuntimePool
 from compoworld_assets.engine.service_build import BuiltService
 from compoworld_assets.engine.synthesis.offline import OfflineSynthesizer
-from compoworld_assets.engine.tasks.pipeline import generate_tasks
+from compoworld_assets.engine.tasks.graph import built_services_graph
+from compoworld_assets.engine.tasks.pipeline import by_services, generate_tasks
+from compoworld_assets.engine.tasks.sampling import WalkConfig, sample_plans
 from compoworld_assets.engine.world_model.offline import OfflineWorldModel
 
 GOLDEN_TASKS = "2924e16699b6a5c8f8f3f6c051b845cfb084d2336bc0b3017081c1ff3a5c1350"
@@ -49,6 +51,19 @@ def test_generation_matches_the_golden_digests(library):
     assert (len(tasks), len(quarantined)) == (195, 5)
     assert digest(tasks) == GOLDEN_TASKS
     assert digest(quarantined) == GOLDEN_QUARANTINED
+
+
+def test_plans_become_tasks_grouped_by_their_services(library):
+    """The order plans are made in keeps plans over the same services together (their processes are reused);
+    the golden digests above show it changes no task."""
+    specs, built = library
+    plans = sample_plans(built_services_graph(built), specs, 0, 80, WalkConfig())
+    order = by_services(plans)
+    assert sorted(order) == list(range(len(plans)))
+    keys = [tuple(sorted(set(plans[i].services))) for i in order]
+    assert keys == sorted(keys)
+    runs = [key for i, key in enumerate(keys) if i == 0 or keys[i - 1] != key]
+    assert len(runs) == len(set(keys)) < len(plans)  # each combination's plans in one run
 
 
 @pytest.mark.slow

@@ -96,7 +96,8 @@ class PooledWorldFactory:
         pool = self._lease(service_ids)
         mounts = [self.built[sid].mount() for sid in service_ids]
         try:
-            world = pool.world(mounts, self.initial_world(task, service_ids))
+            world = pool.world(mounts, self.initial_world(task, service_ids),
+                               standby=[sid for sid in service_ids if sid not in task.services])
         except BaseException:
             self._give_back(pool)
             raise

@@ -298,6 +298,9 @@ class SandboxedExecutor:
     (patched modules, hidden globals) reaches the next episode. ``cpu_seconds`` applies per call;
     ``call_timeout_s`` is the wall-clock limit per call. One call at a time: an executor is
     not thread-safe.
+
+    ``lazy`` defers the child to the first call: a service an episode never calls (a distractor) costs no
+    process, and a module that cannot load fails that call (``INTERNAL_ERROR``) instead of the constructor.
     """
 
     def __init__(
@@ -307,12 +310,14 @@ class SandboxedExecutor:
         *,
         service_id: str = "service",
         trusted: bool = False,
+        lazy: bool = False,
     ) -> None:
         support = isolation.bubblewrap_support()
         self._namespace_layers = list(NAMESPACE_LAYERS) if support.available else []
         if not trusted:
             require_isolation(limits)
         self._trusted = trusted
+        self._lazy = lazy
         self._calls_since_start = 0
         self._limits = limits
         self._config = {
@@ -342,6 +347,8 @@ class SandboxedExecutor:
         self.layers: list[str] = []
         self.starts = 0
         self.violations: list[str] = []  # protocol violations seen, newest last
+        if lazy:
+            return
         try:
             self._start()
         except SandboxLoadError:
@@ -404,7 +411,8 @@ class SandboxedExecutor:
     def _install_mirror(self) -> None:
         self._parsed = None
         if self._resources.child is None:
-            self._start()
+            if not self._lazy:  # a lazy child starts at the next call, with the mirror installed
+                self._start()
             return
         if not self._trusted and self._calls_since_start:
             # Untrusted code may have changed the interpreter itself (patched modules, hidden globals):
@@ -446,7 +454,8 @@ class SandboxedExecutor:
             try:
                 self._start()
             except SandboxLoadError as exc:
-                return error(INTERNAL_ERROR, f"the service could not be restarted: {exc}")
+                verb = "started" if self._lazy and not self.starts else "restarted"
+                return error(INTERNAL_ERROR, f"the service could not be {verb}: {exc}")
         limit = self._limits.call_timeout_s
         self._calls_since_start += 1
         try:

@@ -97,7 +97,9 @@ class ServiceRuntime:
         implementation: Mapping[str, str] | None = None,
         world_model: WorldModel | None = None,
         limits: SandboxLimits = DEFAULT_LIMITS,
+        lazy: bool = False,
     ) -> None:
+        """``lazy``: the sandbox process starts at the first code tool's call (``SandboxedExecutor``)."""
         self.spec = spec
         self.spec_hash = _spec_hash(spec)
         self.module = module
@@ -108,7 +110,7 @@ class ServiceRuntime:
         self.world_model = world_model
         self._tools = {t.name: t for t in spec.tools}
         self._executor = (
-            SandboxedExecutor(module.source, limits, service_id=spec.id, trusted=module.trusted)
+            SandboxedExecutor(module.source, limits, service_id=spec.id, trusted=module.trusted, lazy=lazy)
             if "code" in routes else None
         )
         self._check_values = os.environ.get(CHECK_VALUES_ENV) == "1"
@@ -272,8 +274,13 @@ class RuntimePool:
     def __exit__(self, *exc_info: object) -> None:
         self.close()
 
-    def world(self, mounts: Iterable[ServiceMount], state: WorldState | None = None) -> WorldRuntime:
-        """A world of the given services (reusing pooled runtimes), reset to ``state`` or empty."""
+    def world(self, mounts: Iterable[ServiceMount], state: WorldState | None = None,
+              standby: Iterable[str] = ()) -> WorldRuntime:
+        """A world of the given services (reusing pooled runtimes), reset to ``state`` or empty.
+
+        The services named in ``standby`` (those an episode may well never call: a task's distractors) that the
+        pool does not run yet get a lazy runtime, whose process starts at their first call.
+        """
         keyed: dict[str, tuple[_Key, dict[str, str], ServiceMount]] = {}
         for mount in mounts:
             if mount.spec.id in keyed:
@@ -281,7 +288,7 @@ class RuntimePool:
             keyed[mount.spec.id] = (*self._key(mount), mount)
         wanted = [key for key, _, _ in keyed.values()]
         self._evict(keep=set(wanted), room=sum(1 for key in wanted if key not in self._runtimes))
-        self._start_missing(list(keyed.values()))
+        self._start_missing(list(keyed.values()), set(standby))
         for key in wanted:
             self._runtimes.move_to_end(key)
         world = WorldRuntime({sid: self._runtimes[key] for sid, (key, _, _) in keyed.items()})
@@ -313,12 +320,16 @@ class RuntimePool:
         key = (mount.spec.id, _spec_hash(mount.spec), mount.module.source_hash, canonical_json(routes))
         return key, routes
 
-    def _new_runtime(self, mount: ServiceMount, routes: dict[str, str]) -> ServiceRuntime:
-        return ServiceRuntime(mount.spec, mount.module, routes, self.world_model, self.limits)
+    def _new_runtime(self, mount: ServiceMount, routes: dict[str, str], lazy: bool = False) -> ServiceRuntime:
+        return ServiceRuntime(mount.spec, mount.module, routes, self.world_model, self.limits, lazy=lazy)
 
-    def _start_missing(self, keyed: list[tuple[_Key, dict[str, str], ServiceMount]]) -> None:
-        """Create the runtimes the pool lacks, in parallel; the first failure (in mount order) is raised."""
+    def _start_missing(self, keyed: list[tuple[_Key, dict[str, str], ServiceMount]], standby: set[str]) -> None:
+        """Create the runtimes the pool lacks, in parallel; the first failure (in mount order) is raised.
+        Those of ``standby`` services are lazy (no process yet), made here in turn."""
         missing = [(key, routes, mount) for key, routes, mount in keyed if key not in self._runtimes]
+        for key, routes, mount in [m for m in missing if m[2].spec.id in standby]:
+            self._runtimes[key] = self._new_runtime(mount, routes, lazy=True)
+        missing = [m for m in missing if m[2].spec.id not in standby]
         if len(missing) <= 1:
             for key, routes, mount in missing:
                 self._runtimes[key] = self._new_runtime(mount, routes)

@@ -70,8 +70,10 @@ def task_seed(seed: int, plan: Plan) -> int:
 
 
 def task_world(task: Task, built: Mapping[str, BuiltService], pool: RuntimePool) -> WorldRuntime:
-    """The world a task's gold plan runs on: its services and distractors, reset to its initial state."""
-    return pool.world([built[s].mount() for s in task.services + task.distractor_services], task.initial_state)
+    """The world a task's gold plan runs on: its services and distractors, reset to its initial state (the
+    distractors' processes start only if something calls them)."""
+    return pool.world([built[s].mount() for s in task.services + task.distractor_services], task.initial_state,
+                      standby=task.distractor_services)
 
 
 def generate_tasks(specs: Iterable[ServiceSpec], built: Mapping[str, BuiltService], seed: int, n: int,
@@ -115,20 +117,30 @@ def generate_packed_tasks(specs: Iterable[ServiceSpec], built: Mapping[str, Buil
         raise ValueError(f"the dependency graph names services that are not built: {', '.join(unbuilt)}")
     plans = sample_plans(graph, usable, seed, n, config.walk)
     recipe = backends or BackendRecipe(LLMSettings(), SandboxLimits())
+    order = by_services(plans)
     if workers > 1 and len(plans) > 1:
-        outcomes = _in_workers(plans, built, seed, config, recipe, workers)
+        outcomes = _in_workers(plans, built, seed, config, recipe, workers, order)
     else:
         own_pool = pool is None
         pool = pool or recipe.runtime_pool()
         writer = writer or recipe.instruction_writer()
         try:
-            outcomes = [_task_from_plan(plan, built, seed, config, writer, pool) for plan in plans]
+            made = {i: _task_from_plan(plans[i], built, seed, config, writer, pool) for i in order}
         finally:
             if own_pool:
                 pool.close()
+        outcomes = [made[i] for i in range(len(plans))]
     tasks = [o for o in outcomes if isinstance(o, PackedTask)]
     quarantined = [o for o in outcomes if isinstance(o, QuarantinedTask)]
     return _with_transfer(tasks, config.transfer_services), quarantined
+
+
+def by_services(plans: list[Plan]) -> list[int]:
+    """The order to make the plans' tasks in: plans over the same services one after another, so that the
+    runtime pool finds their service processes running instead of starting them again (a round of a large
+    library walks each service a few times, in no order). Each task depends only on its plan and the seed,
+    and the tasks come back in the plans' order, so this changes nothing but the processes started."""
+    return sorted(range(len(plans)), key=lambda i: (sorted(set(plans[i].services)), i))
 
 
 def _with_transfer(tasks: list[PackedTask], transfer_services: tuple[str, ...]) -> list[PackedTask]:
@@ -176,7 +188,7 @@ _WORKER: dict[str, Any] = {}
 
 
 def _in_workers(plans: list[Plan], built: Mapping[str, BuiltService], seed: int, config: GenerationConfig,
-                backends: BackendRecipe, workers: int) -> list[PackedTask | QuarantinedTask]:
+                backends: BackendRecipe, workers: int, order: list[int]) -> list[PackedTask | QuarantinedTask]:
     # The round's caps on live service processes are shared out: each worker's pool keeps its part of their
     # number and memory, so both follow the sandbox's settings whatever the number of workers.
     limits = backends.limits
@@ -185,7 +197,7 @@ def _in_workers(plans: list[Plan], built: Mapping[str, BuiltService], seed: int,
                                                 max_live_memory_mb=memory))
     # Each worker gets the library packed (it mounts a few services per task) with its shared nouns worked out here.
     library = PackedLibrary.pack(built, ambiguous_nouns(specs_by_id(built)))
-    outcomes = run_isolated(plans, _worker_task, workers, _start_worker, (library, seed, config, backends))
+    outcomes = run_isolated(plans, _worker_task, workers, _start_worker, (library, seed, config, backends), order)
     return [_lost(plan, seed, outcome) if isinstance(outcome, WorkerLost) else outcome
             for plan, outcome in zip(plans, outcomes, strict=True)]
 

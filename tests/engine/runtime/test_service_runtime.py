@@ -263,6 +263,30 @@ def test_pool_starts_missing_services_side_by_side_and_keeps_them_when_one_fails
             "note_0001"] * 3
 
 
+def test_standby_services_start_no_process_until_called_and_fail_that_call_when_they_cannot_load():
+    notes = ServiceMount(notes_spec("notes"), notes_module(notes_spec("notes")))
+    wiki = ServiceMount(notes_spec("wiki"), notes_module(notes_spec("wiki")))
+    broken_spec = notes_spec("broken")
+    broken = ServiceMount(broken_spec, notes_module(broken_spec).model_copy(
+        update={"source": "raise ValueError('bad module')\n"}))
+    seeded = ServiceState(service_id="wiki", tables={"Note": {"note_0001": {"id": "note_0001", "title": "A"}}},
+                          counters={"Note": 1})
+    with RuntimePool(OfflineWorldModel(), LIMITS) as pool:
+        world = pool.world([notes, wiki, broken], WorldState(services={"wiki": seeded}), standby=["wiki", "broken"])
+        assert world.service("notes").executor.pid is not None
+        assert world.service("wiki").executor.pid is None and world.service("broken").executor.pid is None
+        assert world.world_state().services["wiki"] == seeded  # read without a process
+        # the first call starts the process with the state installed
+        assert world.call("wiki", "create_note", {"title": "B"})["data"]["id"] == "note_0002"
+        assert world.service("wiki").executor.pid is not None
+        failed = world.call("broken", "create_note", {"title": "C"})
+        assert failed["error"]["code"] == "internal_error" and "could not be started" in failed["error"]["message"]
+        assert "bad module" in failed["error"]["message"]
+        world.reset(WorldState(services={"wiki": seeded}))  # a reset of a started lazy runtime installs the state
+        assert world.call("wiki", "get_note", {"note_id": "note_0001"})["data"]["title"] == "A"
+        assert world.world_state().services["wiki"] == seeded
+
+
 def test_pool_keeps_at_most_max_live_services_closing_the_least_recently_mounted():
     limits = dataclasses.replace(LIMITS, max_live_services=2)
     mounts = {sid: ServiceMount(notes_spec(sid), notes_module(notes_spec(sid))) for sid in ("a", "b", "c")}
