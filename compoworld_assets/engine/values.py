@@ -55,7 +55,7 @@ def email_for(name: str, rng: random.Random) -> str:
 
 
 def phrase(rng: random.Random, words: int = 3) -> str:
-    return " ".join(rng.choice(WORDS) for _ in range(words)).capitalize()
+    return " ".join([rng.choice(WORDS) for _ in range(words)]).capitalize()
 
 
 def shared_value(type_name: str, rng: random.Random) -> Any:

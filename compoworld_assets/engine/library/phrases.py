@@ -10,6 +10,7 @@ from __future__ import annotations
 import random
 import string
 from collections.abc import Callable
+from functools import lru_cache
 
 from stdnum.iso7064 import mod_97_10
 
@@ -112,14 +113,21 @@ TELLING_WORDS = ("iban", "sku", "subject", "title", "body", "comment", "descript
 
 def text_for(entity: str, name: str, rng: random.Random, index: int) -> str:
     """A plausible value for the untyped string field ``name`` of row ``index`` of ``entity``."""
+    return _maker(entity, name)(rng, index)
+
+
+@lru_cache(maxsize=65536)
+def _maker(entity: str, name: str) -> Callable[[random.Random, int], str]:
+    """What makes :func:`text_for`'s values for one field (worked out once: seeding asks per row)."""
     maker = BY_ENTITY.get((entity, name)) or EXACT.get(name) or next(
         (EXACT[w] for w in TELLING_WORDS if w in words(name)), None)
     if maker is not None:
-        return maker(rng, index)
+        return maker
     if name.endswith(("_name", "name")):
-        return f"{phrase(rng, 2)} {index}"
+        return lambda rng, index: f"{phrase(rng, 2)} {index}"
     if name.endswith(("_number", "_code", "_ref")):
-        return f"{name.split('_')[0][:3].upper()}-{index:05d}"
+        prefix = name.split("_")[0][:3].upper()
+        return lambda rng, index: f"{prefix}-{index:05d}"
     if name.endswith(("_notes", "_text", "_message", "_summary")):
-        return rng.choice(SENTENCES)
-    return phrase(rng, 3)
+        return lambda rng, index: rng.choice(SENTENCES)
+    return lambda rng, index: phrase(rng, 3)

@@ -145,7 +145,8 @@ class _Cast:
 
 
 class _RowMaker:
-    """Makes the rows of one entity; one instance per table."""
+    """Makes the rows of one entity; one instance per table. What the entity's fields are (their types, date
+    intervals, currency and amount fields) is worked out once here, not for every row."""
 
     def __init__(self, spec: ServiceSpec, entity: EntitySpec, population: Population, rows: int,
                  catalog: dict[str, EntitySpec]) -> None:
@@ -155,6 +156,11 @@ class _RowMaker:
         self.rows = rows
         self.catalog = catalog
         self.cast = _Cast.of(entity)
+        self.fields = [(f, effective_type(f)) for f in entity.fields]
+        self.currencies = currency_fields(entity)
+        self.intervals = interval_pairs(entity)
+        self.amounts = amount_roles(entity)
+        self.casts: dict[str, _Cast | None] = {}  # of the entities this one's references point at
 
     def make(self, index: int, rng: random.Random, anchor: int | None = None,
              near: date | None = None) -> dict[str, Any]:
@@ -166,26 +172,25 @@ class _RowMaker:
         people: dict[str, Person] = {}
         currency = rng.choice(values.CURRENCIES)
         record: dict[str, Any] = {"id": record_id(self.entity.id_prefix, index)}
-        for spec_field in self.entity.fields:
+        for spec_field, kind in self.fields:
             if not spec_field.required and rng.random() < OPTIONAL_EMPTY_RATE:
                 record[spec_field.name] = None
                 continue
-            record[spec_field.name] = self._value(spec_field, index, rng, people, currency,
+            record[spec_field.name] = self._value(spec_field, kind, index, rng, people, currency,
                                                   index if anchor is None else anchor)
-            if near is not None and effective_type(spec_field) in ("date", "datetime"):
+            if near is not None and kind in ("date", "datetime"):
                 record[spec_field.name] = _near_day(near, spec_field, rng)
         main = people.get(self.cast.primary)
         if main is not None:
-            _set_currency(record, self.entity, values.COUNTRY_CURRENCY.get(main.country, currency))
-        _order_intervals(record, self.entity, rng)
-        relate_amounts(record, self.entity, rng)
+            _set_currency(record, self.currencies, values.COUNTRY_CURRENCY.get(main.country, currency))
+        _order_intervals(record, self.intervals, rng)
+        _relate(record, self.amounts, rng)
         return record
 
-    def _value(self, spec_field: FieldSpec, index: int, rng: random.Random, people: dict[str, Person],
-               currency: str, anchor: int) -> Any:
+    def _value(self, spec_field: FieldSpec, kind: str | None, index: int, rng: random.Random,
+               people: dict[str, Person], currency: str, anchor: int) -> Any:
         if spec_field.enum:
             return rng.choice(spec_field.enum)
-        kind = effective_type(spec_field)
         if is_entity_ref(kind):
             return self._reference(kind, index, rng, spec_field.required)
         if kind in PERSON_TYPES:
@@ -218,7 +223,9 @@ class _RowMaker:
             if self.rows == 1:
                 return None if not required else record_id(prefix, index)
             return record_id(prefix, rng.choice([n for n in range(1, self.rows + 1) if n != index]))
-        target_cast = _Cast.of(target) if target else None
+        if type_name not in self.casts:
+            self.casts[type_name] = _Cast.of(target) if target else None
+        target_cast = self.casts[type_name]
         if target_cast and target_cast.primary_role is not None \
                 and target_cast.primary_role == self.cast.primary_role:
             return record_id(prefix, index)
@@ -407,8 +414,9 @@ def currency_fields(entity: EntitySpec) -> list[FieldSpec]:
             and set(_words(f.name)) <= {"currency", "code"}]
 
 
-def _set_currency(record: dict[str, Any], entity: EntitySpec, currency: str) -> None:
-    for spec_field in currency_fields(entity):
+def _set_currency(record: dict[str, Any], fields: list[FieldSpec], currency: str) -> None:
+    """Set the record's currency fields (:func:`currency_fields`) that hold a value to ``currency``."""
+    for spec_field in fields:
         if record.get(spec_field.name) is not None:
             record[spec_field.name] = currency
 
@@ -434,7 +442,7 @@ def _follow_parents(state: ServiceState, spec: ServiceSpec, seed: int, keep: set
                 currency = next((parent[f.name] for f in currency_fields(spec.entity(parent_entity))
                                  if parent.get(f.name)), None)
                 if currency is not None:
-                    _set_currency(record, entity, currency)
+                    _set_currency(record, currency_fields(entity), currency)
                 for amount in money:
                     mine, theirs = record.get(amount), parent.get(amount)
                     if isinstance(mine, (int, float)) and isinstance(theirs, (int, float)) and mine > theirs > 0:
@@ -490,9 +498,10 @@ def interval_pairs(entity: EntitySpec) -> list[tuple[FieldSpec, FieldSpec, tuple
     return pairs
 
 
-def _order_intervals(record: dict[str, Any], entity: EntitySpec, rng: random.Random) -> None:
-    """Put end-like fields a plausible gap after their start-like partner (``start``→``end``...)."""
-    for spec_field, partner, minutes, days in interval_pairs(entity):
+def _order_intervals(record: dict[str, Any], pairs: list[tuple[FieldSpec, FieldSpec, tuple[int, int], tuple[int, int]]],
+                     rng: random.Random) -> None:
+    """Put end-like fields a plausible gap after their start-like partner (the entity's :func:`interval_pairs`)."""
+    for spec_field, partner, minutes, days in pairs:
         start = record.get(spec_field.name)
         if not isinstance(start, str) or record.get(partner.name) is None:
             continue
@@ -541,7 +550,12 @@ def amount_roles(entity: EntitySpec) -> dict[str, str]:
 def relate_amounts(record: dict[str, Any], entity: EntitySpec, rng: random.Random) -> None:
     """Make a record's amounts add up: tax and net below gross (net = gross - tax), a total of
     quantity x unit price (or subtotal + tax), quantities of at least one."""
-    by_role = {role: name for name, role in amount_roles(entity).items()
+    _relate(record, amount_roles(entity), rng)
+
+
+def _relate(record: dict[str, Any], roles: dict[str, str], rng: random.Random) -> None:
+    """:func:`relate_amounts` with the entity's :func:`amount_roles` worked out."""
+    by_role = {role: name for name, role in roles.items()
                if isinstance(record.get(name), (int, float)) and not isinstance(record.get(name), bool)}
     if "quantity" in by_role and record[by_role["quantity"]] < 1:
         record[by_role["quantity"]] = rng.randint(1, 20)
