@@ -22,7 +22,7 @@ from compoworld_assets.engine.library import builtin_service_ids
 from compoworld_assets.engine.rollout.engine import run_rollouts
 from compoworld_assets.engine.rollout.library_world import build_library
 from compoworld_assets.engine.rollout.policy import OraclePolicy
-from compoworld_assets.engine.rollout.verify import verify_trajectory
+from compoworld_assets.engine.rollout.verify import verify_trajectories
 
 
 def main() -> None:
@@ -56,7 +56,7 @@ def main() -> None:
                                                     concurrency=args.concurrency))
             rolled, rolled_cpu = time.perf_counter() - started, time.process_time() - cpu
             started, cpu = time.perf_counter(), time.process_time()
-            verified = [verify_trajectory(task, t, factory) for task, t in zip(tasks, trajectories, strict=True)]
+            verified = verify_trajectories({task.task_id: task for task in tasks}, trajectories, factory)
             checked, checked_cpu = time.perf_counter() - started, time.process_time() - cpu
             kept = sum(v.passed for v in verified)
             print(f"{mode}: {len(trajectories)} oracle rollouts in {rolled:.2f}s (cpu {rolled_cpu:.2f}s) "

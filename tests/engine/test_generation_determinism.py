@@ -17,11 +17,11 @@ import pytest
 from compoworld_assets.engine.backends import LLMSettings
 from compoworld_assets.engine.library import builtin_specs
 from compoworld_assets.engine.runtime.executor import SandboxLimits
-from compoworld_assets.engine.runtime.service_runtime import RuntimePool
+from compoworld_assets.engine.runtime.service_runtime import RuntimePool, reuse_order
 from compoworld_assets.engine.service_build import BuiltService
 from compoworld_assets.engine.synthesis.offline import OfflineSynthesizer
 from compoworld_assets.engine.tasks.graph import built_services_graph
-from compoworld_assets.engine.tasks.pipeline import by_services, generate_tasks
+from compoworld_assets.engine.tasks.pipeline import generate_tasks
 from compoworld_assets.engine.tasks.sampling import WalkConfig, sample_plans
 from compoworld_assets.engine.world_model.offline import OfflineWorldModel
 
@@ -58,7 +58,7 @@ def test_plans_become_tasks_grouped_by_their_services(library):
     the golden digests above show it changes no task."""
     specs, built = library
     plans = sample_plans(built_services_graph(built), specs, 0, 80, WalkConfig())
-    order = by_services(plans)
+    order = reuse_order([plan.services for plan in plans])
     assert sorted(order) == list(range(len(plans)))
     keys = [tuple(sorted(set(plans[i].services))) for i in order]
     assert keys == sorted(keys)

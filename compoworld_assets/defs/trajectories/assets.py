@@ -16,7 +16,7 @@ from compoworld_assets.engine.canonical import content_hash
 from compoworld_assets.engine.exports import sample_record
 from compoworld_assets.engine.rollout.engine import run_rollouts
 from compoworld_assets.engine.rollout.policy import OraclePolicy
-from compoworld_assets.engine.rollout.verify import criterion_pass_rates, verify_trajectory
+from compoworld_assets.engine.rollout.verify import criterion_pass_rates, verify_trajectories
 from compoworld_assets.engine.rollout.worlds import PooledWorldFactory
 from resources import PARTITIONS_IO_MANAGER, LLMResource, SandboxResource, StorageResource
 
@@ -107,13 +107,11 @@ def verified_trajectories(context: dg.AssetExecutionContext, config: Verificatio
                           storage: StorageResource) -> dg.Output[pl.DataFrame]:
     """Every trajectory replayed on a fresh world and scored on its rubric; ``passed`` marks what is kept."""
     tasks = {t.task_id: t for t in task_tables.tasks_from_rows(sampled_tasks)}
-    results = []
     started = time.perf_counter()
     with _world_factory(service_specs, services, llm, sandbox, storage, config.mount_size) as factory:
-        for trajectory in task_tables.trajectories_from_rows(trajectories):
-            task = tasks[trajectory.task_id]
-            verified = verify_trajectory(task, trajectory, factory, threshold=config.threshold)
-            results.append((task, verified, sample_record(task, verified)))
+        verified = verify_trajectories(tasks, task_tables.trajectories_from_rows(trajectories), factory,
+                                       threshold=config.threshold)
+    results = [(tasks[v.trajectory.task_id], v, sample_record(tasks[v.trajectory.task_id], v)) for v in verified]
     seconds = time.perf_counter() - started
     frame = task_tables.verified_rows(results, context.partition_key)
     kept = int(frame["passed"].sum()) if len(frame) else 0

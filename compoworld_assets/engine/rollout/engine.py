@@ -24,6 +24,7 @@ from compoworld_assets.engine.agents.world import WorldFactory
 from compoworld_assets.engine.rollout.environment import DEFAULT_MAX_STEPS, Observation, ToolEnvironment
 from compoworld_assets.engine.rollout.llm import is_transient
 from compoworld_assets.engine.rollout.policy import Policy, PolicyFactory
+from compoworld_assets.engine.runtime.service_runtime import reuse_order
 from compoworld_assets.engine.tasks.model import Task, Trajectory
 
 
@@ -52,8 +53,12 @@ async def run_rollouts(tasks: list[Task], policy_factory: PolicyFactory, runtime
             async with semaphore:
                 return await run_episode(task, rollout_idx, policy_factory, runtime_factory, settings, threads)
 
-        jobs = [bounded(task, k) for task in tasks for k in range(rollouts_per_task)]
-        return list(await asyncio.gather(*jobs))
+        # Episodes start grouped by their services (the world factory's pools then reuse their processes) and
+        # come back in task order.
+        order = reuse_order([task.services for task in tasks])
+        done = await asyncio.gather(*[bounded(tasks[i], k) for i in order for k in range(rollouts_per_task)])
+        by_task = {i: done[n * rollouts_per_task:(n + 1) * rollouts_per_task] for n, i in enumerate(order)}
+        return [trajectory for i in range(len(tasks)) for trajectory in by_task[i]]
 
 
 async def run_episode(task: Task, rollout_idx: int, policy_factory: PolicyFactory, runtime_factory: WorldFactory,

@@ -13,6 +13,7 @@ from pydantic import BaseModel, Field
 
 from compoworld_assets.engine.agents.world import WorldFactory, close_world
 from compoworld_assets.engine.canonical import canonical_json
+from compoworld_assets.engine.runtime.service_runtime import reuse_order
 from compoworld_assets.engine.runtime.state import WorldState
 from compoworld_assets.engine.tasks.model import CriterionResult, Task, Trajectory
 
@@ -70,8 +71,14 @@ def verify_trajectory(task: Task, trajectory: Trajectory, runtime_factory: World
 def verify_trajectories(tasks: Mapping[str, Task], trajectories: Iterable[Trajectory], runtime_factory: WorldFactory,
                         threshold: float = 1.0, evaluate: RubricEvaluator | None = None,
                         score: RubricScorer | None = None) -> list[VerifiedTrajectory]:
-    return [verify_trajectory(tasks[t.task_id], t, runtime_factory, threshold, evaluate, score)
-            for t in trajectories]
+    """:func:`verify_trajectory` for each, in order; replayed grouped by their tasks' services, so that a
+    pooled world factory reuses their processes."""
+    trajectories = list(trajectories)
+    verified: dict[int, VerifiedTrajectory] = {}
+    for i in reuse_order([tasks[t.task_id].services for t in trajectories]):
+        verified[i] = verify_trajectory(tasks[trajectories[i].task_id], trajectories[i], runtime_factory, threshold,
+                                        evaluate, score)
+    return [verified[i] for i in range(len(trajectories))]
 
 
 def criterion_pass_rates(results: Iterable[VerifiedTrajectory]) -> dict[str, float]:

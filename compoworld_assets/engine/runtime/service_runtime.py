@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import os
 from collections import OrderedDict
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from typing import Any, Self
@@ -233,6 +233,14 @@ class WorldRuntime:
 
     def world_state(self) -> WorldState:
         return WorldState(services={sid: self._services[sid].state() for sid in self.service_ids})
+
+
+def reuse_order(service_sets: Sequence[Iterable[str]]) -> list[int]:
+    """The order to mount worlds of these services in so that a :class:`RuntimePool` finds their processes
+    running: worlds over the same services one after another (a round walks each service of a large library a
+    few times, in no order), else as given. Indices into ``service_sets``."""
+    keys = [sorted(set(services)) for services in service_sets]
+    return sorted(range(len(keys)), key=lambda i: (keys[i], i))
 
 
 @dataclass(frozen=True)

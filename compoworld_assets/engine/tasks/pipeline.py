@@ -17,7 +17,7 @@ import networkx as nx
 from compoworld_assets.engine.backends import BackendRecipe, LLMSettings
 from compoworld_assets.engine.canonical import content_hash
 from compoworld_assets.engine.runtime.executor import SandboxLimits
-from compoworld_assets.engine.runtime.service_runtime import RuntimePool, WorldRuntime
+from compoworld_assets.engine.runtime.service_runtime import RuntimePool, WorldRuntime, reuse_order
 from compoworld_assets.engine.service_build import BuiltService
 from compoworld_assets.engine.specs.model import ServiceSpec
 from compoworld_assets.engine.tasks.gate import QuarantinedTask, self_test
@@ -117,7 +117,7 @@ def generate_packed_tasks(specs: Iterable[ServiceSpec], built: Mapping[str, Buil
         raise ValueError(f"the dependency graph names services that are not built: {', '.join(unbuilt)}")
     plans = sample_plans(graph, usable, seed, n, config.walk)
     recipe = backends or BackendRecipe(LLMSettings(), SandboxLimits())
-    order = by_services(plans)
+    order = reuse_order([plan.services for plan in plans])  # each task depends only on its plan and the seed
     if workers > 1 and len(plans) > 1:
         outcomes = _in_workers(plans, built, seed, config, recipe, workers, order)
     else:
@@ -133,14 +133,6 @@ def generate_packed_tasks(specs: Iterable[ServiceSpec], built: Mapping[str, Buil
     tasks = [o for o in outcomes if isinstance(o, PackedTask)]
     quarantined = [o for o in outcomes if isinstance(o, QuarantinedTask)]
     return _with_transfer(tasks, config.transfer_services), quarantined
-
-
-def by_services(plans: list[Plan]) -> list[int]:
-    """The order to make the plans' tasks in: plans over the same services one after another, so that the
-    runtime pool finds their service processes running instead of starting them again (a round of a large
-    library walks each service a few times, in no order). Each task depends only on its plan and the seed,
-    and the tasks come back in the plans' order, so this changes nothing but the processes started."""
-    return sorted(range(len(plans)), key=lambda i: (sorted(set(plans[i].services)), i))
 
 
 def _with_transfer(tasks: list[PackedTask], transfer_services: tuple[str, ...]) -> list[PackedTask]:
