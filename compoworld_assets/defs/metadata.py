@@ -65,11 +65,11 @@ def markdown_table(rows: Iterable[Mapping[str, Any]], columns: Sequence[str]) ->
 
 
 def task_preview(tasks: Sequence[Any], limit: int = 3) -> dg.MetadataValue:
-    """The first ``limit`` tasks (by id): services, split, instruction and rubric."""
+    """The first ``limit`` tasks (``tasks`` sorted by id): services, split, instruction and rubric."""
     if not tasks:
         return dg.MetadataValue.md("_no tasks_")
     parts = []
-    for task in sorted(tasks, key=lambda t: t.task_id)[:limit]:
+    for task in tasks[:limit]:
         quoted = "\n".join(f"> {line}" for line in task.instruction.splitlines() or [""])
         criteria = [{"kind": c.kind, "weight": c.weight, "criterion": c.description} for c in task.rubric]
         parts.append(f"#### `{task.task_id}` · {task.split} · {' + '.join(task.services)}\n\n{quoted}\n\n"

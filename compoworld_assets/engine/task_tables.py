@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 import json
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator, Mapping, Sequence
+from typing import overload
 
 import polars as pl
 
@@ -63,8 +64,58 @@ def quarantined_task_rows(entries: Iterable[QuarantinedTask], round_key: str) ->
     return pl.DataFrame(rows, schema=QUARANTINED_TASK_SCHEMA)
 
 
-def tasks_from_rows(frame: pl.DataFrame) -> list[Task]:
-    return [Task.model_validate_json(row) for row in frame.sort("task_id")["task_json"].to_list()]
+def tasks_from_rows(frame: pl.DataFrame) -> StoredTasks:
+    return StoredTasks(frame)
+
+
+class StoredTasks(Sequence[Task]):
+    """The tasks of ``sampled_tasks`` rows, sorted by id, each parsed from its JSON when it is read.
+
+    A round's tasks with their seeded worlds take ~1.7 MB each as objects at paper scale (GBs for a round), so a
+    reader holds the few it works on, not the round. Slices are lists; :meth:`by_id` looks tasks up by id.
+    """
+
+    def __init__(self, frame: pl.DataFrame) -> None:
+        frame = frame.sort("task_id")
+        self.ids: list[str] = frame["task_id"].to_list()
+        self._json = frame["task_json"]
+        self.positions = {task_id: i for i, task_id in enumerate(self.ids)}
+
+    def __len__(self) -> int:
+        return len(self.ids)
+
+    @overload
+    def __getitem__(self, index: int) -> Task: ...
+
+    @overload
+    def __getitem__(self, index: slice) -> list[Task]: ...
+
+    def __getitem__(self, index: int | slice) -> Task | list[Task]:
+        if isinstance(index, slice):
+            return [self[i] for i in range(*index.indices(len(self)))]
+        if not -len(self) <= index < len(self):
+            raise IndexError(index)
+        return Task.model_validate_json(self._json[index])
+
+    def __iter__(self) -> Iterator[Task]:
+        return (self[i] for i in range(len(self)))
+
+    def by_id(self) -> Mapping[str, Task]:
+        return _TasksById(self)
+
+
+class _TasksById(Mapping[str, Task]):
+    def __init__(self, tasks: StoredTasks) -> None:
+        self._tasks = tasks
+
+    def __getitem__(self, task_id: str) -> Task:
+        return self._tasks[self._tasks.positions[task_id]]
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._tasks.ids)
+
+    def __len__(self) -> int:
+        return len(self._tasks)
 
 
 def rubric_rows(tasks: Iterable[Task], round_key: str) -> pl.DataFrame:

@@ -105,7 +105,7 @@ def sample_tasks(context: dg.AssetExecutionContext, config: TaskRoundConfig, ser
     except ValueError as exc:
         raise dg.Failure(f"{exc}: rebuild dependency_graph from the current services first") from exc
     frame = task_tables.task_rows(packed, round_key)
-    tasks = [p.head for p in packed]  # without their worlds: what the metadata shows
+    tasks = sorted((p.head for p in packed), key=lambda t: t.task_id)  # without their worlds: for the metadata
     del packed
     gated = len(tasks) + sum(q.stage == "gate" for q in quarantined)
     yield dg.Output(frame, "sampled_tasks", data_version=dg.DataVersion(content_hash(frame["task_hash"].to_list())[:16]),

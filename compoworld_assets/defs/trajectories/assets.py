@@ -18,6 +18,7 @@ from compoworld_assets.engine.rollout.engine import run_rollouts
 from compoworld_assets.engine.rollout.policy import OraclePolicy
 from compoworld_assets.engine.rollout.verify import criterion_pass_rates, verify_trajectories
 from compoworld_assets.engine.rollout.worlds import PooledWorldFactory
+from compoworld_assets.engine.tasks.packed import head_of
 from resources import PARTITIONS_IO_MANAGER, LLMResource, SandboxResource, StorageResource
 
 ROLLOUT_VERSION = "1"
@@ -106,12 +107,15 @@ def verified_trajectories(context: dg.AssetExecutionContext, config: Verificatio
                           services: pl.DataFrame, llm: LLMResource, sandbox: SandboxResource,
                           storage: StorageResource) -> dg.Output[pl.DataFrame]:
     """Every trajectory replayed on a fresh world and scored on its rubric; ``passed`` marks what is kept."""
-    tasks = {t.task_id: t for t in task_tables.tasks_from_rows(sampled_tasks)}
+    tasks = task_tables.tasks_from_rows(sampled_tasks).by_id()  # each parsed when read: a round is GBs as objects
     started = time.perf_counter()
     with _world_factory(service_specs, services, llm, sandbox, storage, config.mount_size) as factory:
         verified = verify_trajectories(tasks, task_tables.trajectories_from_rows(trajectories), factory,
                                        threshold=config.threshold)
-    results = [(tasks[v.trajectory.task_id], v, sample_record(tasks[v.trajectory.task_id], v)) for v in verified]
+    results = []
+    for v in verified:
+        task = tasks[v.trajectory.task_id]
+        results.append((head_of(task), v, sample_record(task, v)))
     seconds = time.perf_counter() - started
     frame = task_tables.verified_rows(results, context.partition_key)
     kept = int(frame["passed"].sum()) if len(frame) else 0

@@ -15,6 +15,7 @@ worlds give byte-identical trajectories (callers time ``run_rollouts`` themselve
 from __future__ import annotations
 
 import asyncio
+from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from typing import Any
@@ -39,24 +40,28 @@ class RolloutSettings:
     max_steps: int = DEFAULT_MAX_STEPS
 
 
-async def run_rollouts(tasks: list[Task], policy_factory: PolicyFactory, runtime_factory: WorldFactory, *,
+async def run_rollouts(tasks: Sequence[Task], policy_factory: PolicyFactory, runtime_factory: WorldFactory, *,
                        mode: DiscoverMode = "gateway", rollouts_per_task: int = 1, concurrency: int = 8,
                        episode_timeout_s: float = 300.0, max_retries: int = 3, retry_backoff_s: float = 1.0,
                        max_steps: int = DEFAULT_MAX_STEPS) -> list[Trajectory]:
-    """Roll out every task ``rollouts_per_task`` times; trajectories come back in task, then rollout order."""
+    """Roll out every task ``rollouts_per_task`` times; trajectories come back in task, then rollout order.
+
+    Each episode reads its task (``tasks[i]``) when it starts, so a sequence that parses tasks when read
+    (``task_tables.StoredTasks``) is held a few tasks at a time."""
     settings = RolloutSettings(mode=mode, rollouts_per_task=rollouts_per_task, concurrency=concurrency,
                                episode_timeout_s=episode_timeout_s, max_retries=max_retries,
                                retry_backoff_s=retry_backoff_s, max_steps=max_steps)
     semaphore = asyncio.Semaphore(concurrency)
     with ThreadPoolExecutor(max_workers=concurrency, thread_name_prefix="cw-world") as threads:
-        async def bounded(task: Task, rollout_idx: int) -> Trajectory:
+        async def bounded(index: int, rollout_idx: int) -> Trajectory:
             async with semaphore:
-                return await run_episode(task, rollout_idx, policy_factory, runtime_factory, settings, threads)
+                return await run_episode(tasks[index], rollout_idx, policy_factory, runtime_factory, settings,
+                                         threads)
 
         # Episodes start grouped by their services (the world factory's pools then reuse their processes) and
         # come back in task order.
         order = reuse_order([task.services for task in tasks])
-        done = await asyncio.gather(*[bounded(tasks[i], k) for i in order for k in range(rollouts_per_task)])
+        done = await asyncio.gather(*[bounded(i, k) for i in order for k in range(rollouts_per_task)])
         by_task = {i: done[n * rollouts_per_task:(n + 1) * rollouts_per_task] for n, i in enumerate(order)}
         return [trajectory for i in range(len(tasks)) for trajectory in by_task[i]]
 

@@ -31,6 +31,11 @@ from compoworld_assets.engine.tasks.model import Task
 _LEVEL = 1
 
 
+def head_of(task: Task) -> Task:
+    """``task`` without its world (``initial_state`` empty): its plan, instruction, rubric and counts."""
+    return task.model_copy(update={"initial_state": WorldState()})
+
+
 @dataclass(frozen=True)
 class PackedTask:
     head: Task
@@ -40,8 +45,7 @@ class PackedTask:
 
     @classmethod
     def pack(cls, task: Task) -> PackedTask:
-        return cls(task.model_copy(update={"initial_state": WorldState()}),
-                   zlib.compress(task.model_dump_json().encode(), _LEVEL))
+        return cls(head_of(task), zlib.compress(task.model_dump_json().encode(), _LEVEL))
 
     @property
     def task_id(self) -> str:
