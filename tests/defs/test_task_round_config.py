@@ -7,8 +7,8 @@ from compoworld_assets.task_volume import MIN_PLANS
 def test_walks_grow_with_the_library_past_the_minimum():
     config = TaskRoundConfig()
     assert config.plan_count(0) == config.plan_count(37) == MIN_PLANS == 1100
-    assert config.plan_count(448) == 5824
-    assert config.plan_count(2626) == 34138
+    assert config.plan_count(448) == 6720
+    assert config.plan_count(2626) == 39390
     assert TaskRoundConfig(plans_per_service=2.5).plan_count(1000) == 2500
 
 
