@@ -21,11 +21,11 @@ from compoworld_assets.quality.expectations import QualityResult, validate_table
 
 
 def expectations_result(context: dg.AssetCheckExecutionContext, table: str,
-                        frame: pl.DataFrame) -> dg.AssetCheckResult:
+                        frame: pl.DataFrame | pl.LazyFrame) -> dg.AssetCheckResult:
     """Validate ``frame`` (the partitions of ``table`` this run materialized) against its suite."""
     started = time.perf_counter()
     result = validate_table(table, frame)
-    metadata = _metadata(result, frame, time.perf_counter() - started)
+    metadata = _metadata(result, result.statistics["rows"], time.perf_counter() - started)
     if context.has_partition_key:
         metadata["partitions"] = context.partition_key
     elif context.has_partition_key_range:
@@ -33,9 +33,9 @@ def expectations_result(context: dg.AssetCheckExecutionContext, table: str,
     return dg.AssetCheckResult(passed=result.success, severity=_severity(result), metadata=metadata)
 
 
-def _metadata(result: QualityResult, frame: pl.DataFrame, seconds: float) -> dict[str, object]:
+def _metadata(result: QualityResult, rows: int, seconds: float) -> dict[str, object]:
     return {
-        "rows": len(frame),
+        "rows": rows,
         "evaluated_expectations": result.statistics["evaluated_expectations"],
         "unsuccessful_expectations": result.statistics["unsuccessful_expectations"],
         "validation_seconds": round(seconds, 3),
@@ -71,7 +71,7 @@ def partition_expectations(context: dg.AssetCheckExecutionContext, table: str, f
         started = time.perf_counter()
         result = whole if whole.success else validate_table(table, rows)
         seconds = whole_seconds if whole.success else time.perf_counter() - started
-        metadata = _metadata(result, rows, seconds)
+        metadata = _metadata(result, len(rows), seconds)
         metadata["partitions"] = key
         yield dg.AssetCheckEvaluation(
             asset_key=spec.asset_key, check_name=spec.name, passed=result.success, metadata=metadata,

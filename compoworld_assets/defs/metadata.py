@@ -40,15 +40,16 @@ def column_description(table: str, column: str) -> str | None:
     return column_docs().get(f"{DOC_TABLE.get(table, table)}__{column}")
 
 
-def table_schema(table: str, frame: pl.DataFrame) -> dg.TableSchema:
+def table_schema(table: str, frame: pl.DataFrame | pl.LazyFrame) -> dg.TableSchema:
     return dg.TableSchema(columns=[
         dg.TableColumn(name, type=str(dtype), description=column_description(table, name))
-        for name, dtype in frame.schema.items()])
+        for name, dtype in frame.collect_schema().items()])
 
 
-def table_metadata(table: str, frame: pl.DataFrame) -> dict[str, dg.MetadataValue]:
+def table_metadata(table: str, frame: pl.DataFrame | pl.LazyFrame) -> dict[str, dg.MetadataValue]:
     """``dagster/row_count`` and ``dagster/column_schema`` (types and descriptions) of a stored frame."""
-    return {"dagster/row_count": dg.MetadataValue.int(len(frame)),
+    rows = frame.select(pl.len()).collect().item() if isinstance(frame, pl.LazyFrame) else len(frame)
+    return {"dagster/row_count": dg.MetadataValue.int(rows),
             "dagster/column_schema": dg.MetadataValue.table_schema(table_schema(table, frame))}
 
 

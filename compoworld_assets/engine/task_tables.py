@@ -3,16 +3,26 @@
 from __future__ import annotations
 
 import json
+import os
+import tempfile
 from collections.abc import Iterable, Iterator, Mapping, Sequence
-from typing import overload
+from itertools import islice
+from pathlib import Path
+from typing import TypeVar, overload
 
 import polars as pl
+from pydantic import BaseModel
 
 from compoworld_assets.engine.canonical import content_hash
 from compoworld_assets.engine.rollout.verify import VerifiedTrajectory
+from compoworld_assets.engine.runtime.service_runtime import combination_key
 from compoworld_assets.engine.tasks.gate import QuarantinedTask
 from compoworld_assets.engine.tasks.model import Task, Trajectory
 from compoworld_assets.engine.tasks.packed import PackedTask
+
+M = TypeVar("M", bound=BaseModel)
+_BATCH_ROWS = 64
+"""Rows at a time when streaming a table out of or into files (a task row is ~650 KB at paper scale)."""
 
 TASK_SCHEMA = {
     "task_id": pl.String, "round": pl.String, "split": pl.String, "plan_hash": pl.String, "domain": pl.String,
@@ -39,23 +49,32 @@ VERIFIED_SCHEMA = {
 }
 
 
-def service_combination(services: Iterable[str]) -> str:
-    return "+".join(sorted(services))
+def _task_row(task: Task | PackedTask, round_key: str) -> dict:
+    t, text = (task.head, task.json()) if isinstance(task, PackedTask) else (task, task.model_dump_json())
+    return {
+        "task_id": t.task_id, "round": round_key, "split": t.split, "plan_hash": t.plan_hash, "domain": t.domain,
+        "services": json.dumps(sorted(t.services)), "n_services": len(t.services), "n_steps": len(t.plan.steps),
+        "n_write_steps": int(t.difficulty.get("write_steps", 0)), "n_criteria": len(t.rubric),
+        "capabilities": json.dumps(sorted(t.capabilities)), "service_combination": combination_key(t.services),
+        "instruction": t.instruction, "task_hash": content_hash(json.loads(text)), "task_json": text,
+    }
 
 
 def task_rows(tasks: Iterable[Task | PackedTask], round_key: str) -> pl.DataFrame:
     """One row per task; packed tasks are stored as their JSON, without being unpacked."""
-    rows = []
-    for task in tasks:
-        t, text = (task.head, task.json()) if isinstance(task, PackedTask) else (task, task.model_dump_json())
-        rows.append({
-            "task_id": t.task_id, "round": round_key, "split": t.split, "plan_hash": t.plan_hash, "domain": t.domain,
-            "services": json.dumps(sorted(t.services)), "n_services": len(t.services), "n_steps": len(t.plan.steps),
-            "n_write_steps": int(t.difficulty.get("write_steps", 0)), "n_criteria": len(t.rubric),
-            "capabilities": json.dumps(sorted(t.capabilities)), "service_combination": service_combination(t.services),
-            "instruction": t.instruction, "task_hash": content_hash(json.loads(text)), "task_json": text,
-        })
-    return pl.DataFrame(rows, schema=TASK_SCHEMA)
+    return pl.DataFrame([_task_row(task, round_key) for task in tasks], schema=TASK_SCHEMA)
+
+
+def spill_task_rows(tasks: Iterable[Task | PackedTask], round_key: str, directory: str | Path) -> pl.LazyFrame:
+    """:func:`task_rows`, written ``_BATCH_ROWS`` tasks at a time into Parquet files under ``directory`` and
+    scanned from there: a round's rows (GBs of task JSON at paper scale) are never held at once. The frame
+    reads the files when collected, so ``directory`` must outlive it."""
+    paths: list[Path] = []
+    remaining = iter(tasks)
+    while chunk := list(islice(remaining, _BATCH_ROWS)):
+        paths.append(Path(directory, f"tasks-{len(paths):06d}.parquet"))
+        task_rows(chunk, round_key).write_parquet(paths[-1], compression="lz4")
+    return pl.scan_parquet(paths, schema=TASK_SCHEMA) if paths else pl.LazyFrame(schema=TASK_SCHEMA)
 
 
 def quarantined_task_rows(entries: Iterable[QuarantinedTask], round_key: str) -> pl.DataFrame:
@@ -64,58 +83,92 @@ def quarantined_task_rows(entries: Iterable[QuarantinedTask], round_key: str) ->
     return pl.DataFrame(rows, schema=QUARANTINED_TASK_SCHEMA)
 
 
-def tasks_from_rows(frame: pl.DataFrame) -> StoredTasks:
+def tasks_from_rows(frame: pl.DataFrame | pl.LazyFrame) -> StoredTasks:
     return StoredTasks(frame)
 
 
-class StoredTasks(Sequence[Task]):
-    """The tasks of ``sampled_tasks`` rows, sorted by id, each parsed from its JSON when it is read.
+class StoredRows(Sequence[M]):
+    """The rows of a stored table sorted by ``key``, each parsed into ``model`` from its JSON column when read.
 
-    A round's tasks with their seeded worlds take ~1.7 MB each as objects at paper scale (GBs for a round), so a
-    reader holds the few it works on, not the round. Slices are lists; :meth:`by_id` looks tasks up by id.
+    The JSON texts are streamed out of the (lazy) frame into an anonymous temporary file and read back by
+    offset: a round's tasks with their seeded worlds take ~650 KB each as JSON and ~1.7 MB as objects at paper
+    scale (GBs for a round), so a reader holds the few rows it works on, not the round, nor its text. Slices
+    are lists; ``extra`` columns are kept in memory, in key order (:attr:`extras`).
     """
 
-    def __init__(self, frame: pl.DataFrame) -> None:
-        frame = frame.sort("task_id")
-        self.ids: list[str] = frame["task_id"].to_list()
-        self._json = frame["task_json"]
-        self.positions = {task_id: i for i, task_id in enumerate(self.ids)}
+    def __init__(self, frame: pl.DataFrame | pl.LazyFrame, key: str, payload: str, model: type[M],
+                 extra: Sequence[str] = ()) -> None:
+        self._model = model
+        # Lives as long as the rows; unlinked already, so nothing is left behind even if the process dies.
+        self._file = tempfile.TemporaryFile(prefix="cw-rows-")  # noqa: SIM115
+        entries = []
+        offset = 0
+        for batch in frame.lazy().select(key, payload, *extra).collect_batches(chunk_size=_BATCH_ROWS):
+            for row in batch.iter_rows():
+                text = row[1].encode()
+                self._file.write(text)
+                entries.append((row[0], offset, len(text), row[2:]))
+                offset += len(text)
+        self._file.flush()
+        entries.sort(key=lambda entry: entry[0])
+        self.ids: list[str] = [entry[0] for entry in entries]
+        self._spans = [(entry[1], entry[2]) for entry in entries]
+        self.extras: list[tuple] = [entry[3] for entry in entries]
+        self.positions = {row_id: i for i, row_id in enumerate(self.ids)}
 
     def __len__(self) -> int:
         return len(self.ids)
 
     @overload
-    def __getitem__(self, index: int) -> Task: ...
+    def __getitem__(self, index: int) -> M: ...
 
     @overload
-    def __getitem__(self, index: slice) -> list[Task]: ...
+    def __getitem__(self, index: slice) -> list[M]: ...
 
-    def __getitem__(self, index: int | slice) -> Task | list[Task]:
+    def __getitem__(self, index: int | slice) -> M | list[M]:
         if isinstance(index, slice):
             return [self[i] for i in range(*index.indices(len(self)))]
         if not -len(self) <= index < len(self):
             raise IndexError(index)
-        return Task.model_validate_json(self._json[index])
+        offset, length = self._spans[index]
+        return self._model.model_validate_json(os.pread(self._file.fileno(), length, offset))
 
-    def __iter__(self) -> Iterator[Task]:
+    def __iter__(self) -> Iterator[M]:
         return (self[i] for i in range(len(self)))
 
-    def by_id(self) -> Mapping[str, Task]:
-        return _TasksById(self)
+    def by_id(self) -> Mapping[str, M]:
+        return _RowsById(self)
 
 
-class _TasksById(Mapping[str, Task]):
-    def __init__(self, tasks: StoredTasks) -> None:
-        self._tasks = tasks
+class StoredTasks(StoredRows[Task]):
+    """The tasks of ``sampled_tasks`` rows, by ``task_id``; :attr:`services` (each task's services, from the
+    ``services`` column) lets a reader group them without parsing a task."""
 
-    def __getitem__(self, task_id: str) -> Task:
-        return self._tasks[self._tasks.positions[task_id]]
+    def __init__(self, frame: pl.DataFrame | pl.LazyFrame) -> None:
+        super().__init__(frame, "task_id", "task_json", Task, extra=("services",))
+        self.services: list[tuple[str, ...]] = [tuple(json.loads(services)) for (services,) in self.extras]
+
+
+class StoredTrajectories(StoredRows[Trajectory]):
+    """The trajectories of ``trajectories`` rows, by ``trajectory_id``, with each one's :attr:`task_ids`."""
+
+    def __init__(self, frame: pl.DataFrame | pl.LazyFrame) -> None:
+        super().__init__(frame, "trajectory_id", "trajectory_json", Trajectory, extra=("task_id",))
+        self.task_ids: list[str] = [task_id for (task_id,) in self.extras]
+
+
+class _RowsById(Mapping[str, M]):
+    def __init__(self, rows: StoredRows[M]) -> None:
+        self._rows = rows
+
+    def __getitem__(self, row_id: str) -> M:
+        return self._rows[self._rows.positions[row_id]]
 
     def __iter__(self) -> Iterator[str]:
-        return iter(self._tasks.ids)
+        return iter(self._rows.ids)
 
     def __len__(self) -> int:
-        return len(self._tasks)
+        return len(self._rows)
 
 
 def rubric_rows(tasks: Iterable[Task], round_key: str) -> pl.DataFrame:
@@ -136,26 +189,36 @@ def trajectory_id(trajectory: Trajectory) -> str:
     return f"{trajectory.task_id}/{trajectory.policy}/{trajectory.discover_mode}/{trajectory.rollout_idx}"
 
 
-def trajectory_rows(trajectories: Iterable[Trajectory], round_key: str) -> pl.DataFrame:
-    rows = [{
+def trajectory_row(trajectory: Trajectory, round_key: str) -> dict:
+    t = trajectory
+    return {
         "trajectory_id": trajectory_id(t), "task_id": t.task_id, "round": round_key, "policy": t.policy,
         "rollout_idx": t.rollout_idx, "discover_mode": t.discover_mode, "finish_reason": t.finish_reason,
         "n_calls": len(t.calls), "n_messages": len(t.messages), "trajectory_hash": trajectory_hash(t),
         "trajectory_json": t.model_dump_json(),
-    } for t in trajectories]
+    }
+
+
+def trajectory_rows(trajectories: Iterable[Trajectory | dict], round_key: str) -> pl.DataFrame:
+    """Trajectories, or their :func:`trajectory_row` rows already made, as a table."""
+    rows = [t if isinstance(t, dict) else trajectory_row(t, round_key) for t in trajectories]
     return pl.DataFrame(rows, schema=TRAJECTORY_SCHEMA)
 
 
-def trajectories_from_rows(frame: pl.DataFrame) -> list[Trajectory]:
-    return [Trajectory.model_validate_json(row) for row in frame.sort("trajectory_id")["trajectory_json"].to_list()]
+def trajectories_from_rows(frame: pl.DataFrame | pl.LazyFrame) -> StoredTrajectories:
+    return StoredTrajectories(frame)
 
 
-def verified_rows(results: Iterable[tuple[Task, VerifiedTrajectory, dict]], round_key: str) -> pl.DataFrame:
-    rows = [{
-        "trajectory_id": trajectory_id(v.trajectory), "task_id": task.task_id, "round": round_key,
-        "split": task.split, "replay_identical": v.replay_identical, "rubric_score": v.rubric_score,
-        "passed": v.passed, "mismatches": json.dumps(v.mismatches),
-        "criteria_json": json.dumps([c.model_dump() for c in v.criteria]),
+def verified_row(task: Task, verified: VerifiedTrajectory, sample: dict, round_key: str) -> dict:
+    return {
+        "trajectory_id": trajectory_id(verified.trajectory), "task_id": task.task_id, "round": round_key,
+        "split": task.split, "replay_identical": verified.replay_identical, "rubric_score": verified.rubric_score,
+        "passed": verified.passed, "mismatches": json.dumps(verified.mismatches),
+        "criteria_json": json.dumps([c.model_dump() for c in verified.criteria]),
         "sample_json": json.dumps(sample, sort_keys=True),
-    } for task, v, sample in results]
-    return pl.DataFrame(rows, schema=VERIFIED_SCHEMA)
+    }
+
+
+def verified_rows(rows: Iterable[dict]) -> pl.DataFrame:
+    """:func:`verified_row` rows as a table, sorted by trajectory id."""
+    return pl.DataFrame(list(rows), schema=VERIFIED_SCHEMA).sort("trajectory_id")

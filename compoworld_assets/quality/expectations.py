@@ -42,11 +42,15 @@ class QualityResult:
         return [f for f in self.failed_expectations if f["severity"] == CRITICAL]
 
 
-def validate_table(table_name: str, frame: pl.DataFrame | pd.DataFrame) -> QualityResult:
-    """Run ``table_name``'s suite over ``frame`` (polars or pandas); unknown tables raise ``KeyError``."""
+def validate_table(table_name: str, frame: pl.DataFrame | pl.LazyFrame | pd.DataFrame) -> QualityResult:
+    """Run ``table_name``'s suite over ``frame`` (polars, lazy or not, or pandas); unknown tables raise
+    ``KeyError``. The suite's payload columns are read as their byte lengths (a lazy frame is then streamed, never
+    held with its payloads)."""
     suite = SUITES[table_name]
-    if not isinstance(frame, pl.DataFrame):
+    if not isinstance(frame, pl.DataFrame | pl.LazyFrame):
         frame = pl.from_pandas(frame)
+    lengths = [pl.col(c).str.len_bytes() for c in suite.payloads if c in frame.collect_schema()]
+    frame = frame.lazy().with_columns(lengths).collect(engine="streaming")
     prepared = frame.with_columns(**suite.derived) if suite.derived else frame
     with _lock:
         batch = _batch_definition(suite.table).get_batch(batch_parameters={"dataframe": prepared.to_pandas()})

@@ -47,12 +47,17 @@ class Expect:
 
 @dataclass(frozen=True)
 class TableSuite:
-    """The expectations over one table; ``derived`` columns are computed before validation."""
+    """The expectations over one table; ``derived`` columns are computed before validation.
+
+    ``payloads``: text columns that no expectation reads the content of (a task with its world, a whole
+    episode), validated on their byte lengths so that a large table is never copied into pandas whole (the
+    column is still required and non-null)."""
 
     table: str
     key: tuple[str, ...]
     expectations: tuple[Expect, ...]
     derived: Mapping[str, pl.Expr] = field(default_factory=dict)
+    payloads: tuple[str, ...] = ()
 
 
 def _columns_exist(columns: Sequence[str]) -> Expect:
@@ -106,14 +111,19 @@ def _rows_at_least(n: int, why: str) -> Expect:
 
 
 def _suite(table: str, key: str | tuple[str, ...], required: Sequence[str], why_required: str,
-           *expectations: Expect, derived: Mapping[str, pl.Expr] | None = None) -> TableSuite:
+           *expectations: Expect, derived: Mapping[str, pl.Expr] | None = None,
+           payloads: tuple[str, ...] = ()) -> TableSuite:
     keys = (key,) if isinstance(key, str) else key
     head = [_columns_exist(required)]
     if len(keys) == 1:
         head.append(_unique(keys[0], f"{keys[0]} is the table's primary key"))
     else:
         head.append(_unique_together(keys, f"({', '.join(keys)}) is the table's primary key"))
-    return TableSuite(table, keys, (*head, *_not_null(required, why_required), *expectations), derived or {})
+    read = {e.column for e in expectations} | set(keys)
+    if read & set(payloads):
+        raise ValueError(f"{table}: payload columns {sorted(read & set(payloads))} are read by an expectation")
+    return TableSuite(table, keys, (*head, *_not_null(required, why_required), *expectations), derived or {},
+                      payloads)
 
 
 SERVICE_SPECS = _suite(
@@ -226,6 +236,7 @@ SAMPLED_TASKS = _suite(
     _non_empty("instruction", "agents act on the instruction"),
     _json("services", "services is a JSON list"),
     _mean_between("n_steps", 2.0, 6.0, "the walk sampler aims at 2-5 step plans"),
+    payloads=("task_json",),
 )
 
 QUARANTINED_TASKS = _suite(
@@ -262,6 +273,7 @@ TRAJECTORIES = _suite(
     _between("n_calls", "call counts are counts", min_value=0),
     _between("n_messages", "an episode has at least the instruction", min_value=1),
     _at_least("n_messages", "n_calls", "every tool call is a message"),
+    payloads=("trajectory_json",),
 )
 
 VERIFIED_TRAJECTORIES = _suite(

@@ -7,7 +7,7 @@ from compoworld_assets.defs.tasks.checks import plan_hashes_unique
 
 def test_the_same_walk_in_two_rounds_is_not_a_duplicate_but_twice_in_one_round_is():
     two_rounds = pl.DataFrame({"round": ["r001", "r002"], "plan_hash": ["p1", "p1"]})
-    assert plan_hashes_unique(two_rounds).passed
+    assert plan_hashes_unique(two_rounds.lazy()).passed
     one_round = pl.DataFrame({"round": ["r001", "r001", "r002"], "plan_hash": ["p1", "p1", "p2"]})
-    result = plan_hashes_unique(one_round)
+    result = plan_hashes_unique(one_round.lazy())
     assert not result.passed and result.metadata["duplicates"].value == 2

@@ -6,7 +6,13 @@ import pytest
 sys.path.insert(0, str(Path(__file__).parent / "rollout"))
 from toy_world import toy_task
 
-from compoworld_assets.engine.task_tables import task_rows, tasks_from_rows
+from compoworld_assets.engine.task_tables import (
+    task_rows,
+    tasks_from_rows,
+    trajectories_from_rows,
+    trajectory_rows,
+)
+from compoworld_assets.engine.tasks.model import Trajectory
 
 
 def test_stored_tasks_are_read_sorted_by_id_and_parsed_when_read():
@@ -22,3 +28,21 @@ def test_stored_tasks_are_read_sorted_by_id_and_parsed_when_read():
         stored[3]
     with pytest.raises(KeyError):
         by_id["toy-9"]
+
+
+def test_stored_tasks_stream_out_of_a_lazy_frame_with_their_services_and_hold_no_text():
+    tasks = [toy_task(task_id) for task_id in ("toy-2", "toy-1")]
+    stored = tasks_from_rows(task_rows(tasks, "r0").lazy())
+    assert stored.ids == ["toy-1", "toy-2"] and stored[1] == tasks[0]
+    assert stored.services == [tuple(sorted(tasks[1].services)), tuple(sorted(tasks[0].services))]
+    assert not any(isinstance(value, str) and len(value) > 100 for value in vars(stored).values())
+
+
+def test_stored_trajectories_are_sorted_by_id_and_name_their_tasks():
+    episodes = [Trajectory(task_id=task_id, policy="oracle", discover_mode="direct", rollout_idx=k, messages=[],
+                           calls=[], final_state_hash="h", finish_reason="submitted")
+                for task_id, k in (("b", 0), ("a", 1), ("a", 0))]
+    stored = trajectories_from_rows(trajectory_rows(episodes, "r0"))
+    assert stored.ids == ["a/oracle/direct/0", "a/oracle/direct/1", "b/oracle/direct/0"]
+    assert stored.task_ids == ["a", "a", "b"] and stored[2] == episodes[0] and list(stored) == [
+        episodes[2], episodes[1], episodes[0]]

@@ -129,3 +129,17 @@ def test_pandas_frames_are_validated_too(good_frames):
 def test_unknown_table_is_refused():
     with pytest.raises(KeyError):
         validate_table("no_such_table", pl.DataFrame({"a": [1]}))
+
+
+def test_lazy_frames_are_validated_with_their_payloads_read_as_lengths(good_frames):
+    tasks = good_frames["sampled_tasks"]()
+    assert validate_table("sampled_tasks", tasks.lazy()).success
+    emptied = tasks.lazy().with_columns(task_json=pl.lit(None, dtype=pl.String))
+    assert ("expect_column_values_to_not_be_null", "task_json") in _failed(validate_table("sampled_tasks", emptied))
+
+
+def test_a_suite_cannot_read_the_content_of_a_payload_column():
+    from compoworld_assets.quality.suites import _json, _suite
+
+    with pytest.raises(ValueError, match="payload columns"):
+        _suite("t", "k", ["k", "body"], "why", _json("body", "parsed"), payloads=("body",))

@@ -4,11 +4,15 @@ import multiprocessing
 
 import duckdb
 import polars as pl
+import pyarrow.parquet as pq
 import pytest
 
+from resources import partitioned_tables
 from resources.partitioned_tables import (
     load_table,
     read_partitions,
+    rows_per_group,
+    scan_partitions,
     store_partitions,
     table_uri,
 )
@@ -104,3 +108,63 @@ def test_a_new_column_is_added_and_older_partitions_read_it_as_null(tmp_path):
         viewed = con.execute(f"select * from {SCHEMA}.things").pl()
     assert viewed.columns == stored.columns, "the view has the Delta table's columns in its order"
     assert viewed.sort("service_id").rows() == stored.rows()
+
+
+def test_heavy_rows_are_written_in_row_groups_of_bounded_bytes(tmp_path, monkeypatch):
+    monkeypatch.setattr(partitioned_tables, "ROW_GROUP_BYTES", 40_000)
+    heavy = pl.DataFrame({"service_id": ["a"] * 50, "text": ["x" * 10_000] * 50})
+    assert rows_per_group(heavy) == 3 and rows_per_group(rows(("a", 1))) is None
+    storage = StorageResource(data_dir=str(tmp_path))
+    store_partitions(storage, "heavy", heavy, "service_id", ["a"])
+    [path] = (tmp_path / "tables" / SCHEMA / "heavy").rglob("*.parquet")
+    groups = pq.ParquetFile(path).metadata
+    assert groups.num_rows == 50 and max(groups.row_group(i).num_rows for i in range(groups.num_row_groups)) == 3
+
+
+def test_a_scan_reads_only_its_partitions_and_the_columns_asked_for(tmp_path):
+    storage = StorageResource(data_dir=str(tmp_path))
+    store_partitions(storage, "things", rows(("a", 1), ("b", 2), ("c", 3)), "service_id", ["a", "b", "c"])
+    uri = table_uri(storage.data_dir, "things")
+    scan = scan_partitions(uri, "service_id", ["a", "c"])
+    store_partitions(storage, "things", rows(("a", 10)), "service_id", ["a"])  # after the scan was made
+    assert scan.sort("n").collect().rows() == [("a", 1), ("c", 3)]  # the version the scan was made on
+    assert scan_partitions(uri, "service_id", None, ["n"]).collect().columns == ["n"]
+
+
+def test_a_lazy_frame_is_streamed_into_its_partitions(tmp_path, monkeypatch):
+    monkeypatch.setattr(partitioned_tables, "_STREAM_ROWS", 2)
+    storage = StorageResource(data_dir=str(tmp_path))
+    store_partitions(storage, "things", rows(("a", 1), ("b", 2)), "service_id", ["a", "b"])
+    store_partitions(storage, "things", rows(("a", 10), ("a", 11), ("a", 12)).lazy(), "service_id", ["a"])
+    assert view(storage) == [("a", 10), ("a", 11), ("a", 12), ("b", 2)]
+    with pytest.raises(ValueError, match="outside the written partitions"):
+        store_partitions(storage, "things", rows(("c", 1)).lazy(), "service_id", ["a"])
+    heavy = pl.DataFrame({"service_id": ["a"] * 50, "text": ["x" * 10_000] * 50})
+    monkeypatch.setattr(partitioned_tables, "ROW_GROUP_BYTES", 40_000)
+    assert rows_per_group(heavy.lazy()) == 3 and rows_per_group(rows(("a", 1)).lazy()) is None
+
+
+def test_a_streamed_write_creates_a_table_and_a_failed_one_leaves_neither_rows_nor_files(tmp_path, monkeypatch):
+    storage = StorageResource(data_dir=str(tmp_path))
+    store_partitions(storage, "things", rows(("a", 1), ("b", 2)).lazy(), "service_id", ["a", "b"])
+    assert view(storage) == [("a", 1), ("b", 2)]
+    uri = table_uri(storage.data_dir, "things")
+    files = sorted(p.name for p in (tmp_path / "tables" / SCHEMA / "things").rglob("*.parquet"))
+
+    def refuse(*args, **kwargs):
+        raise RuntimeError("commit refused")
+
+    monkeypatch.setattr(partitioned_tables.DeltaTable, "create_write_transaction", refuse)
+    with pytest.raises(RuntimeError, match="commit refused"):
+        store_partitions(storage, "things", rows(("a", 5)).lazy(), "service_id", ["a"])
+    assert read_partitions(uri, "service_id", None).rows() == [("a", 1), ("b", 2)]
+    assert sorted(p.name for p in (tmp_path / "tables" / SCHEMA / "things").rglob("*.parquet")) == files
+
+
+def test_a_streamed_frame_with_a_new_column_is_merged_into_the_schema(tmp_path):
+    storage = StorageResource(data_dir=str(tmp_path))
+    store_partitions(storage, "things", rows(("a", 1), ("b", 2)), "service_id", ["a", "b"])
+    wider = rows(("a", 3)).with_columns(note=pl.lit("new")).lazy()
+    store_partitions(storage, "things", wider, "service_id", ["a"])
+    stored = read_partitions(table_uri(storage.data_dir, "things"), "service_id", None)
+    assert stored.select("service_id", "n", "note").rows() == [("a", 3, "new"), ("b", 2, None)]

@@ -41,10 +41,10 @@ def sft_dataset(verified_trajectories: pl.DataFrame, storage: StorageResource) -
 
 @dg.asset(group_name="datasets", code_version=DATASET_VERSION, pool="duckdb", metadata={"primary_key": "task_id"},
           automation_condition=dg.AutomationCondition.eager(), kinds=DATASET_KINDS, owners=DATA_OWNERS)
-def rl_tasks(sampled_tasks: pl.DataFrame, storage: StorageResource) -> dg.Output[pl.DataFrame]:
+def rl_tasks(sampled_tasks: pl.LazyFrame, storage: StorageResource) -> dg.Output[pl.DataFrame]:
     """RL-split tasks with their rubrics (also data/exports/rl_tasks.jsonl, one Task JSON per line)."""
-    rl = sampled_tasks.filter(pl.col("split") == "rl").sort("task_id")
-    frame = rl.select("task_id", "round", "domain", "n_criteria", "task_json")
+    rl = sampled_tasks.filter(pl.col("split") == "rl").sort("task_id")  # only the RL tasks' JSON is read
+    frame = rl.select("task_id", "round", "domain", "n_criteria", "task_json").collect()
     path = storage.path("exports", "rl_tasks.jsonl")
     path.write_text("".join(t + "\n" for t in frame["task_json"].to_list()))
     frame = frame.cast(RL_SCHEMA)

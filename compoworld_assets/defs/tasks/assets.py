@@ -1,5 +1,6 @@
 """Stage 5: sample cross-service tasks per generation round; derive their rubrics."""
 
+import tempfile
 from collections import Counter
 
 import dagster as dg
@@ -104,27 +105,34 @@ def sample_tasks(context: dg.AssetExecutionContext, config: TaskRoundConfig, ser
                                                     workers=config.workers or task_workers(n_plans), backends=backends)
     except ValueError as exc:
         raise dg.Failure(f"{exc}: rebuild dependency_graph from the current services first") from exc
-    frame = task_tables.task_rows(packed, round_key)
     tasks = sorted((p.head for p in packed), key=lambda t: t.task_id)  # without their worlds: for the metadata
-    del packed
     gated = len(tasks) + sum(q.stage == "gate" for q in quarantined)
-    yield dg.Output(frame, "sampled_tasks", data_version=dg.DataVersion(content_hash(frame["task_hash"].to_list())[:16]),
-                    metadata={
-                        **table_metadata("sampled_tasks", frame),
-                        "preview": task_preview(tasks),
-                        "examples": dg.MetadataValue.md(tasks_markdown(tasks, config.seed)),
-                        "by_level": dg.MetadataValue.json(_counts(t.difficulty.get("level") for t in tasks)),
-                        "by_instruction_style": dg.MetadataValue.json(_counts(t.instruction_style for t in tasks)),
-                        "by_trap": dg.MetadataValue.json(_counts(t.traps[0].kind if t.traps else "none" for t in tasks)),
-                        "n_tasks": len(frame),
-                        "n_plans": n_plans,
-                        "gate_pass_share": round(len(tasks) / gated, 4) if gated else 0.0,
-                        "by_split": dg.MetadataValue.json(dict(frame.group_by("split").len().sort("split").iter_rows())),
-                        "by_length": dg.MetadataValue.json(
-                            {str(k): v for k, v in frame.group_by("n_steps").len().sort("n_steps").iter_rows()}),
-                        "by_services": dg.MetadataValue.json(
-                            {str(k): v for k, v in frame.group_by("n_services").len().sort("n_services").iter_rows()}),
-                    })
+    with tempfile.TemporaryDirectory(prefix="cw-round-") as scratch:
+        # The rows go to disk a few tasks at a time and from there into the table (GBs at paper scale).
+        frame = task_tables.spill_task_rows(packed, round_key, scratch)
+        del packed
+        summary = frame.drop("task_json").collect()
+        yield dg.Output(frame, "sampled_tasks",
+                        data_version=dg.DataVersion(content_hash(summary["task_hash"].to_list())[:16]),
+                        metadata={
+                            **table_metadata("sampled_tasks", frame),
+                            "preview": task_preview(tasks),
+                            "examples": dg.MetadataValue.md(tasks_markdown(tasks, config.seed)),
+                            "by_level": dg.MetadataValue.json(_counts(t.difficulty.get("level") for t in tasks)),
+                            "by_instruction_style": dg.MetadataValue.json(_counts(t.instruction_style for t in tasks)),
+                            "by_trap": dg.MetadataValue.json(
+                                _counts(t.traps[0].kind if t.traps else "none" for t in tasks)),
+                            "n_tasks": len(summary),
+                            "n_plans": n_plans,
+                            "gate_pass_share": round(len(tasks) / gated, 4) if gated else 0.0,
+                            "by_split": dg.MetadataValue.json(
+                                dict(summary.group_by("split").len().sort("split").iter_rows())),
+                            "by_length": dg.MetadataValue.json(
+                                {str(k): v for k, v in summary.group_by("n_steps").len().sort("n_steps").iter_rows()}),
+                            "by_services": dg.MetadataValue.json({
+                                str(k): v
+                                for k, v in summary.group_by("n_services").len().sort("n_services").iter_rows()}),
+                        })
     qframe = task_tables.quarantined_task_rows(quarantined, round_key)
     yield dg.Output(qframe, "quarantined_tasks", metadata={
         **table_metadata("quarantined_tasks", qframe),
@@ -137,7 +145,7 @@ def sample_tasks(context: dg.AssetExecutionContext, config: TaskRoundConfig, ser
           io_manager_key=PARTITIONS_IO_MANAGER,
           metadata={"partition_expr": "round", "primary_key": "criterion_key"}, kinds=TABLE_KINDS,
           owners=DATA_OWNERS, freshness_policy=NIGHTLY_ROUND)
-def rubrics(context: dg.AssetExecutionContext, sampled_tasks: pl.DataFrame) -> dg.Output[pl.DataFrame]:
+def rubrics(context: dg.AssetExecutionContext, sampled_tasks: pl.LazyFrame) -> dg.Output[pl.DataFrame]:
     """One row per executable rubric criterion (state, answer, negative) with its weight and check."""
     tasks = task_tables.tasks_from_rows(sampled_tasks)
     frame = task_tables.rubric_rows(tasks, context.partition_key)

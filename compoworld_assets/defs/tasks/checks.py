@@ -9,11 +9,13 @@ from compoworld_assets.defs.expectation_checks import expectations_result
 from compoworld_assets.defs.tasks.partitions import task_rounds
 
 GATE_PASS_FLOOR = 0.9
+# The checks read sampled_tasks lazily and only the columns they use: a round's task_json is GBs at paper scale.
 
 
 @dg.asset_check(asset="sampled_tasks", blocking=True, description="Plan hashes are unique within a round.")
-def plan_hashes_unique(sampled_tasks: pl.DataFrame) -> dg.AssetCheckResult:
+def plan_hashes_unique(sampled_tasks: pl.LazyFrame) -> dg.AssetCheckResult:
     """The check reads every round; two rounds may draw the same walk."""
+    sampled_tasks = sampled_tasks.select("round", "plan_hash").collect()
     dupes = int(sampled_tasks.select(pl.struct("round", "plan_hash").is_duplicated()).to_series().sum())
     return dg.AssetCheckResult(passed=dupes == 0 and len(sampled_tasks) > 0,
                                metadata={"duplicates": dupes, "tasks": len(sampled_tasks)})
@@ -21,7 +23,8 @@ def plan_hashes_unique(sampled_tasks: pl.DataFrame) -> dg.AssetCheckResult:
 
 @dg.asset_check(asset="sampled_tasks", blocking=True,
                 description="Every task touches at least two services; lengths stay in the sampler's range.")
-def tasks_cross_services(sampled_tasks: pl.DataFrame) -> dg.AssetCheckResult:
+def tasks_cross_services(sampled_tasks: pl.LazyFrame) -> dg.AssetCheckResult:
+    sampled_tasks = sampled_tasks.select("n_services", "n_steps").collect()
     single = sampled_tasks.filter(pl.col("n_services") < 2)
     lengths = sampled_tasks["n_steps"]
     return dg.AssetCheckResult(passed=single.is_empty() and (len(lengths) == 0 or lengths.min() >= 2), metadata={
@@ -35,7 +38,8 @@ def tasks_cross_services(sampled_tasks: pl.DataFrame) -> dg.AssetCheckResult:
 
 @dg.asset_check(asset="sampled_tasks", blocking=True,
                 description="Held-out tasks use service combinations never seen in train or RL.")
-def heldout_combinations_unseen(sampled_tasks: pl.DataFrame) -> dg.AssetCheckResult:
+def heldout_combinations_unseen(sampled_tasks: pl.LazyFrame) -> dg.AssetCheckResult:
+    sampled_tasks = sampled_tasks.select("split", "service_combination").collect()
     heldout = set(sampled_tasks.filter(pl.col("split") == "heldout")["service_combination"].to_list())
     seen = set(sampled_tasks.filter(pl.col("split") != "heldout")["service_combination"].to_list())
     leaked = sorted(heldout & seen)
@@ -45,7 +49,8 @@ def heldout_combinations_unseen(sampled_tasks: pl.DataFrame) -> dg.AssetCheckRes
 
 @dg.asset_check(asset="sampled_tasks", additional_ins={"quarantined_tasks": dg.AssetIn()},
                 description=f"At least {GATE_PASS_FLOOR:.0%} of instantiated tasks pass the verifier self-test.")
-def gate_pass_share(sampled_tasks: pl.DataFrame, quarantined_tasks: pl.DataFrame) -> dg.AssetCheckResult:
+def gate_pass_share(sampled_tasks: pl.LazyFrame, quarantined_tasks: pl.DataFrame) -> dg.AssetCheckResult:
+    sampled_tasks = sampled_tasks.select("task_id").collect()
     failed_gate = quarantined_tasks.filter(pl.col("stage") == "gate")
     gated = len(sampled_tasks) + len(failed_gate)
     share = len(sampled_tasks) / gated if gated else 0.0
@@ -74,7 +79,7 @@ def rubrics_well_formed(rubrics: pl.DataFrame) -> dg.AssetCheckResult:
 @dg.asset_check(asset="sampled_tasks", blocking=True, partitions_def=task_rounds,
                 description="Great Expectations suite: keys, splits, n_services >= 2, step counts.")
 def sampled_tasks_expectations(context: dg.AssetCheckExecutionContext,
-                               sampled_tasks: pl.DataFrame) -> dg.AssetCheckResult:
+                               sampled_tasks: pl.LazyFrame) -> dg.AssetCheckResult:
     return expectations_result(context, "sampled_tasks", sampled_tasks)
 
 

@@ -1,7 +1,9 @@
 """Stage 6: roll agents out on each round's tasks; keep only trajectories that replay and pass."""
 
 import asyncio
+import json
 import time
+from collections.abc import Mapping
 from typing import Literal
 
 import dagster as dg
@@ -16,9 +18,14 @@ from compoworld_assets.engine.canonical import content_hash
 from compoworld_assets.engine.exports import sample_record
 from compoworld_assets.engine.rollout.engine import run_rollouts
 from compoworld_assets.engine.rollout.policy import OraclePolicy
-from compoworld_assets.engine.rollout.verify import criterion_pass_rates, verify_trajectories
+from compoworld_assets.engine.rollout.verify import (
+    VerifiedTrajectory,
+    criterion_pass_rates,
+    verify_trajectories,
+)
 from compoworld_assets.engine.rollout.worlds import PooledWorldFactory
-from compoworld_assets.engine.tasks.packed import head_of
+from compoworld_assets.engine.runtime.service_runtime import reuse_order
+from compoworld_assets.engine.tasks.model import CriterionResult, Task
 from resources import PARTITIONS_IO_MANAGER, LLMResource, SandboxResource, StorageResource
 
 ROLLOUT_VERSION = "1"
@@ -52,10 +59,14 @@ def _world_factory(service_specs: pl.DataFrame, services: pl.DataFrame, llm: LLM
           ins={"services": dg.AssetIn(partition_mapping=dg.AllPartitionMapping())},
           metadata={"partition_expr": "round", "primary_key": "trajectory_id"}, kinds=TABLE_KINDS,
           owners=DATA_OWNERS, freshness_policy=NIGHTLY_ROUND)
-def trajectories(context: dg.AssetExecutionContext, config: RolloutConfig, sampled_tasks: pl.DataFrame,
+def trajectories(context: dg.AssetExecutionContext, config: RolloutConfig, sampled_tasks: pl.LazyFrame,
                  service_specs: pl.DataFrame, services: pl.DataFrame, llm: LLMResource, sandbox: SandboxResource,
                  storage: StorageResource) -> dg.Output[pl.DataFrame]:
-    """Episodes in OpenAI messages format, each on its own copy of the task's world."""
+    """Episodes in OpenAI messages format, each on its own copy of the task's world.
+
+    The round's tasks are streamed out of their table and each is parsed when its episode starts; each episode
+    is kept as its table row when it ends (a paper-scale round is GBs as objects)."""
+    round_key = context.partition_key
     tasks = task_tables.tasks_from_rows(sampled_tasks)
     if config.policy == "oracle":
         policy_factory = OraclePolicy
@@ -70,9 +81,10 @@ def trajectories(context: dg.AssetExecutionContext, config: RolloutConfig, sampl
             produced += asyncio.run(run_rollouts(
                 tasks, policy_factory, factory, mode=mode, rollouts_per_task=config.rollouts_per_task,
                 concurrency=config.concurrency, episode_timeout_s=config.episode_timeout_s,
-                max_steps=config.max_steps, max_retries=llm.max_retries, retry_backoff_s=llm.retry_backoff_s))
+                max_steps=config.max_steps, max_retries=llm.max_retries, retry_backoff_s=llm.retry_backoff_s,
+                order=reuse_order(tasks.services), keep=lambda t: task_tables.trajectory_row(t, round_key)))
     seconds = time.perf_counter() - started
-    frame = task_tables.trajectory_rows(produced, context.partition_key)
+    frame = task_tables.trajectory_rows(produced, round_key)
     return dg.Output(frame, data_version=dg.DataVersion(content_hash(frame["trajectory_hash"].to_list())[:16]),
                      metadata={
                          **table_metadata("trajectories", frame),
@@ -85,16 +97,16 @@ def trajectories(context: dg.AssetExecutionContext, config: RolloutConfig, sampl
                      })
 
 
-def verified_preview(results: list) -> dg.MetadataValue:
+def verified_preview(frame: pl.DataFrame, tasks: Mapping[str, Task]) -> dg.MetadataValue:
     """The first kept trajectory (by id; the first replayed one when none is kept), with its verdict."""
-    if not results:
+    if frame.is_empty():
         return dg.MetadataValue.md("_no trajectories_")
-    ordered = sorted(results, key=lambda r: (not r[1].passed, task_tables.trajectory_id(r[1].trajectory)))
-    task, verified, sample = ordered[0]
-    return conversation_preview(task_tables.trajectory_id(verified.trajectory), sample, {
-        "instruction": task.instruction, "kept": verified.passed, "replay identical": verified.replay_identical,
-        "rubric score": round(verified.rubric_score, 4),
-        "criteria": ", ".join(f"{c.id} {'✓' if c.passed else '✗'}" for c in verified.criteria)})
+    row = frame.sort([pl.col("passed").not_(), pl.col("trajectory_id")]).row(0, named=True)
+    criteria = json.loads(row["criteria_json"])
+    return conversation_preview(row["trajectory_id"], json.loads(row["sample_json"]), {
+        "instruction": tasks[row["task_id"]].instruction, "kept": row["passed"],
+        "replay identical": row["replay_identical"], "rubric score": round(row["rubric_score"], 4),
+        "criteria": ", ".join(f"{c['id']} {'✓' if c['passed'] else '✗'}" for c in criteria)})
 
 
 @dg.asset(partitions_def=task_rounds, group_name="trajectories", code_version=ROLLOUT_VERSION,
@@ -103,26 +115,34 @@ def verified_preview(results: list) -> dg.MetadataValue:
           metadata={"partition_expr": "round", "primary_key": "trajectory_id"}, kinds=TABLE_KINDS,
           owners=DATA_OWNERS, freshness_policy=NIGHTLY_ROUND)
 def verified_trajectories(context: dg.AssetExecutionContext, config: VerificationConfig,
-                          trajectories: pl.DataFrame, sampled_tasks: pl.DataFrame, service_specs: pl.DataFrame,
+                          trajectories: pl.LazyFrame, sampled_tasks: pl.LazyFrame, service_specs: pl.DataFrame,
                           services: pl.DataFrame, llm: LLMResource, sandbox: SandboxResource,
                           storage: StorageResource) -> dg.Output[pl.DataFrame]:
-    """Every trajectory replayed on a fresh world and scored on its rubric; ``passed`` marks what is kept."""
-    tasks = task_tables.tasks_from_rows(sampled_tasks).by_id()  # each parsed when read: a round is GBs as objects
+    """Every trajectory replayed on a fresh world and scored on its rubric; ``passed`` marks what is kept.
+
+    Tasks and trajectories are streamed out of their tables and parsed when replayed; each verdict is kept as
+    its table row."""
+    round_key = context.partition_key
+    tasks = task_tables.tasks_from_rows(sampled_tasks)
+    episodes = task_tables.trajectories_from_rows(trajectories)
+    services_of = dict(zip(tasks.ids, tasks.services, strict=True))
+    criteria: list[list[CriterionResult]] = []
+
+    def keep(task: Task, verdict: VerifiedTrajectory) -> dict:
+        criteria.append(verdict.criteria)
+        return task_tables.verified_row(task, verdict, sample_record(task, verdict), round_key)
+
     started = time.perf_counter()
     with _world_factory(service_specs, services, llm, sandbox, storage, config.mount_size) as factory:
-        verified = verify_trajectories(tasks, task_tables.trajectories_from_rows(trajectories), factory,
-                                       threshold=config.threshold)
-    results = []
-    for v in verified:
-        task = tasks[v.trajectory.task_id]
-        results.append((head_of(task), v, sample_record(task, v)))
+        rows = verify_trajectories(tasks.by_id(), episodes, factory, threshold=config.threshold,
+                                   order=reuse_order([services_of[t] for t in episodes.task_ids]), keep=keep)
     seconds = time.perf_counter() - started
-    frame = task_tables.verified_rows(results, context.partition_key)
+    frame = task_tables.verified_rows(rows)
     kept = int(frame["passed"].sum()) if len(frame) else 0
-    rates = criterion_pass_rates(v for _, v, _ in results)
+    rates = criterion_pass_rates(criteria)
     return dg.Output(frame, data_version=dg.DataVersion(content_hash(frame.rows())[:16]), metadata={
         **table_metadata("verified_trajectories", frame),
-        "preview": verified_preview(results),
+        "preview": verified_preview(frame, tasks.by_id()),
         "n_trajectories": len(frame),
         "n_kept": kept,
         "verification_yield": round(kept / len(frame), 4) if len(frame) else 0.0,

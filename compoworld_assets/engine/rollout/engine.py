@@ -15,7 +15,7 @@ worlds give byte-identical trajectories (callers time ``run_rollouts`` themselve
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from typing import Any
@@ -43,24 +43,30 @@ class RolloutSettings:
 async def run_rollouts(tasks: Sequence[Task], policy_factory: PolicyFactory, runtime_factory: WorldFactory, *,
                        mode: DiscoverMode = "gateway", rollouts_per_task: int = 1, concurrency: int = 8,
                        episode_timeout_s: float = 300.0, max_retries: int = 3, retry_backoff_s: float = 1.0,
-                       max_steps: int = DEFAULT_MAX_STEPS) -> list[Trajectory]:
+                       max_steps: int = DEFAULT_MAX_STEPS, order: Sequence[int] | None = None,
+                       keep: Callable[[Trajectory], Any] | None = None) -> list[Any]:
     """Roll out every task ``rollouts_per_task`` times; trajectories come back in task, then rollout order.
 
-    Each episode reads its task (``tasks[i]``) when it starts, so a sequence that parses tasks when read
-    (``task_tables.StoredTasks``) is held a few tasks at a time."""
+    Episodes start in ``order`` (indices into ``tasks``; default: grouped by the tasks' services, so that the
+    world factory's pools reuse their processes). Each episode reads its task (``tasks[i]``) when it starts, so a
+    sequence that parses tasks when read (``task_tables.StoredTasks``) is held a few tasks at a time; ``keep``
+    maps each trajectory, as it ends, to what is returned in its place (a table row, say), so that a round's
+    trajectories are not all held as objects."""
     settings = RolloutSettings(mode=mode, rollouts_per_task=rollouts_per_task, concurrency=concurrency,
                                episode_timeout_s=episode_timeout_s, max_retries=max_retries,
                                retry_backoff_s=retry_backoff_s, max_steps=max_steps)
     semaphore = asyncio.Semaphore(concurrency)
     with ThreadPoolExecutor(max_workers=concurrency, thread_name_prefix="cw-world") as threads:
-        async def bounded(index: int, rollout_idx: int) -> Trajectory:
+        async def bounded(index: int, rollout_idx: int) -> Any:
             async with semaphore:
-                return await run_episode(tasks[index], rollout_idx, policy_factory, runtime_factory, settings,
-                                         threads)
+                trajectory = await run_episode(tasks[index], rollout_idx, policy_factory, runtime_factory, settings,
+                                               threads)
+                return trajectory if keep is None else keep(trajectory)
 
-        # Episodes start grouped by their services (the world factory's pools then reuse their processes) and
-        # come back in task order.
-        order = reuse_order([task.services for task in tasks])
+        if order is None:
+            order = reuse_order([task.services for task in tasks])
+        if sorted(order) != list(range(len(tasks))):
+            raise ValueError("order must name every task once")
         done = await asyncio.gather(*[bounded(i, k) for i in order for k in range(rollouts_per_task)])
         by_task = {i: done[n * rollouts_per_task:(n + 1) * rollouts_per_task] for n, i in enumerate(order)}
         return [trajectory for i in range(len(tasks)) for trajectory in by_task[i]]

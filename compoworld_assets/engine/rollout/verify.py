@@ -7,7 +7,8 @@ match what was recorded) and its rubric score reaches the threshold (1.0: every 
 from __future__ import annotations
 
 from collections import defaultdict
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from typing import Any
 
 from pydantic import BaseModel, Field
 
@@ -68,25 +69,36 @@ def verify_trajectory(task: Task, trajectory: Trajectory, runtime_factory: World
                               criteria=criteria, rubric_score=score(task, criteria), threshold=threshold)
 
 
-def verify_trajectories(tasks: Mapping[str, Task], trajectories: Iterable[Trajectory], runtime_factory: WorldFactory,
+def verify_trajectories(tasks: Mapping[str, Task], trajectories: Sequence[Trajectory], runtime_factory: WorldFactory,
                         threshold: float = 1.0, evaluate: RubricEvaluator | None = None,
-                        score: RubricScorer | None = None) -> list[VerifiedTrajectory]:
-    """:func:`verify_trajectory` for each, in order; replayed grouped by their tasks' services, so that a
-    pooled world factory reuses their processes."""
-    trajectories = list(trajectories)
-    verified: dict[int, VerifiedTrajectory] = {}
-    for i in reuse_order([tasks[t.task_id].services for t in trajectories]):
-        verified[i] = verify_trajectory(tasks[trajectories[i].task_id], trajectories[i], runtime_factory, threshold,
-                                        evaluate, score)
+                        score: RubricScorer | None = None, *, order: Sequence[int] | None = None,
+                        keep: Callable[[Task, VerifiedTrajectory], Any] | None = None) -> list[Any]:
+    """:func:`verify_trajectory` for each, results in the trajectories' order.
+
+    Replayed in ``order`` (indices into ``trajectories``; default: grouped by their tasks' services, so that a
+    pooled world factory reuses their processes). Each trajectory and its task are read when replayed, and
+    ``keep`` maps each verdict, with its task, to what is returned in its place (a table row, say), so lazily
+    parsed inputs (``task_tables.StoredRows``) are held a few at a time."""
+    if order is None:
+        order = reuse_order([tasks[t.task_id].services for t in trajectories])
+    if sorted(order) != list(range(len(trajectories))):
+        raise ValueError("order must name every trajectory once")
+    verified: dict[int, Any] = {}
+    for i in order:
+        trajectory = trajectories[i]
+        task = tasks[trajectory.task_id]
+        result = verify_trajectory(task, trajectory, runtime_factory, threshold, evaluate, score)
+        verified[i] = result if keep is None else keep(task, result)
     return [verified[i] for i in range(len(trajectories))]
 
 
-def criterion_pass_rates(results: Iterable[VerifiedTrajectory]) -> dict[str, float]:
-    """Per criterion id, the share of verified trajectories (scored on it) that passed it."""
+def criterion_pass_rates(results: Iterable[Iterable[CriterionResult]]) -> dict[str, float]:
+    """Per criterion id, the share of verified trajectories (scored on it) that passed it; ``results``: each
+    verdict's criteria."""
     passed: dict[str, int] = defaultdict(int)
     seen: dict[str, int] = defaultdict(int)
-    for result in results:
-        for criterion in result.criteria:
+    for criteria in results:
+        for criterion in criteria:
             seen[criterion.id] += 1
             passed[criterion.id] += criterion.passed
     return {cid: passed[cid] / seen[cid] for cid in sorted(seen)}

@@ -365,6 +365,11 @@ class SandboxedExecutor:
         child = self._resources.child
         return None if child is None else child.worker
 
+    @property
+    def running(self) -> bool:
+        """Whether a child process runs now (not before a lazy executor's first call, nor after :meth:`close`)."""
+        return self._resources.child is not None
+
     def resident_bytes(self) -> int:
         """Resident memory of the sandbox's processes (bubblewrap's layers and the interpreter); 0 when none runs."""
         child = self._resources.child

@@ -189,6 +189,11 @@ class ServiceRuntime:
         self._install(after)
         return simulation.result
 
+    @property
+    def running(self) -> bool:
+        """Whether the service's process runs now (never when all its tools are simulated)."""
+        return self._executor is not None and self._executor.running
+
     def resident_bytes(self) -> int:
         """Resident memory of the service's process (0 without one: all its tools are simulated)."""
         return 0 if self._executor is None else self._executor.resident_bytes()
@@ -235,11 +240,16 @@ class WorldRuntime:
         return WorldState(services={sid: self._services[sid].state() for sid in self.service_ids})
 
 
+def combination_key(services: Iterable[str]) -> str:
+    """A set of services as one string (sorted ids joined by ``+``): a task's service combination."""
+    return "+".join(sorted(set(services)))
+
+
 def reuse_order(service_sets: Sequence[Iterable[str]]) -> list[int]:
     """The order to mount worlds of these services in so that a :class:`RuntimePool` finds their processes
     running: worlds over the same services one after another (a round walks each service of a large library a
     few times, in no order), else as given. Indices into ``service_sets``."""
-    keys = [sorted(set(services)) for services in service_sets]
+    keys = [combination_key(services) for services in service_sets]
     return sorted(range(len(keys)), key=lambda i: (keys[i], i))
 
 
@@ -253,11 +263,13 @@ class ServiceMount:
 class RuntimePool:
     """Service runtimes kept alive across episodes, keyed by spec, module source and routing.
 
-    At most ``limits.max_live_services`` runtimes stay alive (a world that mounts more gets them
-    all): before starting the ones a world lacks, the pool closes the least recently mounted
-    runtimes the world does not use, so its processes (and memory) do not grow with the library.
-    Then, under ``limits.max_live_memory_mb``, it closes more of them, least recently mounted first,
-    while their processes' resident memory together is above the cap.
+    At most ``limits.max_live_services`` runtimes with a running process stay alive (a world that
+    mounts more gets them all): before starting the ones a world lacks, the pool closes the least
+    recently mounted runtimes the world does not use, so its processes (and memory) do not grow with
+    the library. Runtimes on standby (no process yet, :meth:`world`'s ``standby``) are held beside
+    them, at most as many again: they hold a state, not a process. Then, under
+    ``limits.max_live_memory_mb``, it closes more running ones, least recently mounted first, while
+    their processes' resident memory together is above the cap.
     """
 
     def __init__(self, world_model: WorldModel | None = None, limits: SandboxLimits = DEFAULT_LIMITS) -> None:
@@ -295,25 +307,31 @@ class RuntimePool:
                 raise ValueError(f"service {mount.spec.id!r} is mounted twice")
             keyed[mount.spec.id] = (*self._key(mount), mount)
         wanted = [key for key, _, _ in keyed.values()]
-        self._evict(keep=set(wanted), room=sum(1 for key in wanted if key not in self._runtimes))
-        self._start_missing(list(keyed.values()), set(standby))
+        standby = set(standby)
+        missing = [key for key in wanted if key not in self._runtimes]
+        self._evict(keep=set(wanted), room=sum(1 for key in missing if key[0] not in standby),
+                    standby_room=sum(1 for key in missing if key[0] in standby))
+        self._start_missing(list(keyed.values()), standby)
         for key in wanted:
             self._runtimes.move_to_end(key)
         world = WorldRuntime({sid: self._runtimes[key] for sid, (key, _, _) in keyed.items()})
         world.reset(state or WorldState())
         return world
 
-    def _evict(self, keep: set[_Key], room: int) -> None:
-        """Close least recently mounted runtimes outside ``keep`` until ``room`` more fit under the caps (the
-        memory cap is checked only when processes are about to start: reading it costs a look at each)."""
-        excess = len(self._runtimes) + room - self.limits.max_live_services
-        for key in [key for key in self._runtimes if key not in keep][:max(excess, 0)]:
-            self._close(key)
+    def _evict(self, keep: set[_Key], room: int, standby_room: int = 0) -> None:
+        """Close least recently mounted runtimes outside ``keep`` until ``room`` more running ones and
+        ``standby_room`` more on standby fit under the caps (the memory cap is checked only when processes are
+        about to start: reading it costs a look at each)."""
+        for running, needed in ((True, room), (False, standby_room)):
+            held = [key for key, runtime in self._runtimes.items() if runtime.running == running]
+            excess = len(held) + needed - self.limits.max_live_services
+            for key in [key for key in held if key not in keep][:max(excess, 0)]:
+                self._close(key)
         if self.limits.max_live_memory_mb is None or not room:
             return
-        sizes = {key: runtime.resident_bytes() for key, runtime in self._runtimes.items()}
+        sizes = {key: runtime.resident_bytes() for key, runtime in self._runtimes.items() if runtime.running}
         total = sum(sizes.values())
-        for key in [key for key in self._runtimes if key not in keep]:
+        for key in [key for key in sizes if key not in keep]:
             if total <= self.limits.max_live_memory_mb * 2**20:
                 break
             total -= sizes[key]

@@ -17,14 +17,11 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 
 from compoworld_assets.engine.canonical import content_hash
+from compoworld_assets.engine.runtime.service_runtime import combination_key
 from compoworld_assets.engine.tasks.model import Split, Task
 
 HELDOUT_FRACTION = 0.2
 RL_FRACTION = 0.3
-
-
-def combination_key(services: Iterable[str]) -> str:
-    return "+".join(sorted(set(services)))
 
 
 def _unit(*parts: str) -> float:

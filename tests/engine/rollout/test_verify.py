@@ -60,5 +60,5 @@ def test_the_task_must_match(oracle_trajectory):
 def test_criterion_pass_rates_across_a_batch(oracle_trajectory):
     batch = [oracle_trajectory, oracle_trajectory.model_copy(update={"final_answer": {}})]
     results = verify_trajectories({"toy-1": toy_task()}, batch, toy_world_factory)
-    assert criterion_pass_rates(results) == {"answer_ticket_id": 0.5, "no_collateral": 1.0, "step1_created": 1.0}
+    assert criterion_pass_rates(r.criteria for r in results) == {"answer_ticket_id": 0.5, "no_collateral": 1.0, "step1_created": 1.0}
     assert criterion_pass_rates([]) == {}

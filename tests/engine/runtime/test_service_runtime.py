@@ -287,6 +287,18 @@ def test_standby_services_start_no_process_until_called_and_fail_that_call_when_
         assert world.world_state().services["wiki"] == seeded
 
 
+def test_standby_runtimes_do_not_count_against_the_running_processes_cap():
+    limits = dataclasses.replace(LIMITS, max_live_services=1)
+    mounts = {sid: ServiceMount(notes_spec(sid), notes_module(notes_spec(sid))) for sid in ("a", "b", "c", "d")}
+    with RuntimePool(OfflineWorldModel(), limits) as pool:
+        first = pool.world([mounts["a"], mounts["b"]], standby=["b"])
+        assert first.service("a").running and not first.service("b").running
+        pool.world([mounts["c"]])  # one process at most: a's closes, b (standby, no process) stays
+        assert pool.service_ids == {"b", "c"} and pool.evicted == 1
+        pool.world([mounts["c"], mounts["d"]], standby=["d"])  # one standby runtime at most: b's goes
+        assert pool.service_ids == {"c", "d"} and pool.evicted == 2
+
+
 def test_pool_keeps_at_most_max_live_services_closing_the_least_recently_mounted():
     limits = dataclasses.replace(LIMITS, max_live_services=2)
     mounts = {sid: ServiceMount(notes_spec(sid), notes_module(notes_spec(sid))) for sid in ("a", "b", "c")}

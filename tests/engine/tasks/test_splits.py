@@ -2,9 +2,9 @@ import itertools
 
 import pytest
 
+from compoworld_assets.engine.runtime.service_runtime import combination_key
 from compoworld_assets.engine.tasks.splits import (
     assign_split,
-    combination_key,
     is_heldout_combination,
     separate_transfer,
 )
