@@ -3,8 +3,8 @@
 Materializes the stages of one task round of an existing data folder one at a time (``compoworld
 materialize ... --partition ROUND``, each its own run), then the datasets, and prints for each the wall time
 and the peak resident memory of its whole process tree (``peak_memory.py``: the run, and the service
-processes it starts). The round must have been sampled already (``--stages`` may start at
-``sample_tasks``, which samples it again). Spec folders beyond the built-in library are named as for the run
+processes it starts). The round must have been sampled already, or ``--stages`` start at ``sample_tasks``
+(which samples it, again or for the first time). Spec folders beyond the built-in library are named as for the run
 that made the data folder (``COMPOWORLD_SPEC_DIR``).
 
     .venv/bin/python benchmarks/stage_memory.py --data-dir data [--round r000] \
@@ -25,7 +25,9 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))  # the benchmarks folde
 
 from peak_memory import PeakMemory
 
+# Stages that are several assets: the datasets (unpartitioned), the task round's sampling (one multi-asset).
 DATASETS = ["sft_dataset", "rl_tasks"]
+SAMPLING = ["sampled_tasks", "quarantined_tasks"]
 
 
 def main() -> None:
@@ -33,12 +35,14 @@ def main() -> None:
     parser.add_argument("--data-dir", required=True)
     parser.add_argument("--round", default="r000")
     parser.add_argument("--stages", nargs="+", default=["rubrics", "trajectories", "verified_trajectories", "datasets"],
-                        help="round assets in order; 'datasets' for sft_dataset and rl_tasks")
+                        help="round assets in order; 'sample_tasks' samples the round again, 'datasets' makes "
+                        "sft_dataset and rl_tasks")
     args = parser.parse_args()
     cli = [str(Path(sys.executable).parent / "compoworld"), "materialize", "--data-dir", args.data_dir]
     env = dict(os.environ, OMP_NUM_THREADS=os.environ.get("OMP_NUM_THREADS", "1"))
     for stage in args.stages:
-        command = cli + (DATASETS if stage == "datasets" else [stage, "--partition", args.round])
+        assets = SAMPLING if stage == "sample_tasks" else [stage]
+        command = cli + (DATASETS if stage == "datasets" else [*assets, "--partition", args.round])
         started = time.perf_counter()
         with PeakMemory() as peak:
             code = subprocess.call(command, cwd=REPO_ROOT, env=env, stdout=subprocess.DEVNULL)

@@ -26,14 +26,14 @@ class SandboxResource(dg.ConfigurableResource):
     max_live_services: int = Field(
         default=64, ge=1,
         description="Service processes one runtime pool keeps alive; the least recently mounted are "
-        "closed first (each is ~24 MB). Concurrent episodes each lease a pool; a task round's worker "
-        "processes share this many out between them.",
+        "closed first (each is ~24 MB). A task round's worker processes, and the concurrent episodes of a "
+        "round's rollouts (one pool each), share this many out between them.",
     )
     max_live_memory_mb: int | None = Field(
         default=2048, ge=1,
         description="Resident memory of the service processes one runtime pool keeps alive, together; the "
         "least recently mounted are closed first while it is above this (large services hold hundreds of MB). "
-        "A task round's worker processes share it out. None: only max_live_services caps them.",
+        "Shared out as max_live_services is. None: only max_live_services caps them.",
     )
 
     def limits(self) -> SandboxLimits:

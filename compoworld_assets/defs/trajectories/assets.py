@@ -44,14 +44,19 @@ class RolloutConfig(dg.Config):
 class VerificationConfig(dg.Config):
     threshold: float = 1.0
     mount_size: int = 15
+    concurrency: int = Field(default=1, description="replays at once, each on its own world; the verdicts are "
+                             "the same for any number")
 
 
 def _world_factory(service_specs: pl.DataFrame, services: pl.DataFrame, llm: LLMResource,
-                   sandbox: SandboxResource, storage: StorageResource, mount_size: int) -> PooledWorldFactory:
+                   sandbox: SandboxResource, storage: StorageResource, mount_size: int,
+                   concurrency: int = 1) -> PooledWorldFactory:
+    """A world factory over the built services; its ``concurrency`` pools (one per concurrent episode) share the
+    sandbox's caps on live service processes."""
     specs = tables.specs_from_rows(service_specs)
     return PooledWorldFactory(tables.built_services_from_rows(specs, services), tables.seed_states_from_rows(services),
                               llm.world_model(storage.world_model_cache), mount_size=mount_size,
-                              limits=sandbox.limits())
+                              limits=sandbox.limits().shared(concurrency))
 
 
 @dg.asset(partitions_def=task_rounds, group_name="trajectories", code_version=ROLLOUT_VERSION,
@@ -76,7 +81,8 @@ def trajectories(context: dg.AssetExecutionContext, config: RolloutConfig, sampl
 
     produced = []
     started = time.perf_counter()
-    with _world_factory(service_specs, services, llm, sandbox, storage, config.mount_size) as factory:
+    with _world_factory(service_specs, services, llm, sandbox, storage, config.mount_size,
+                        config.concurrency) as factory:
         for mode in config.modes:
             produced += asyncio.run(run_rollouts(
                 tasks, policy_factory, factory, mode=mode, rollouts_per_task=config.rollouts_per_task,
@@ -133,9 +139,11 @@ def verified_trajectories(context: dg.AssetExecutionContext, config: Verificatio
         return task_tables.verified_row(task, verdict, sample_record(task, verdict), round_key)
 
     started = time.perf_counter()
-    with _world_factory(service_specs, services, llm, sandbox, storage, config.mount_size) as factory:
+    with _world_factory(service_specs, services, llm, sandbox, storage, config.mount_size,
+                        config.concurrency) as factory:
         rows = verify_trajectories(tasks.by_id(), episodes, factory, threshold=config.threshold,
-                                   order=reuse_order([services_of[t] for t in episodes.task_ids]), keep=keep)
+                                   order=reuse_order([services_of[t] for t in episodes.task_ids]), keep=keep,
+                                   concurrency=config.concurrency)
     seconds = time.perf_counter() - started
     frame = task_tables.verified_rows(rows)
     kept = int(frame["passed"].sum()) if len(frame) else 0

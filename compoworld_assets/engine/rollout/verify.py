@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from collections import defaultdict
 from collections.abc import Callable, Iterable, Mapping, Sequence
+from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
 from pydantic import BaseModel, Field
@@ -72,23 +73,32 @@ def verify_trajectory(task: Task, trajectory: Trajectory, runtime_factory: World
 def verify_trajectories(tasks: Mapping[str, Task], trajectories: Sequence[Trajectory], runtime_factory: WorldFactory,
                         threshold: float = 1.0, evaluate: RubricEvaluator | None = None,
                         score: RubricScorer | None = None, *, order: Sequence[int] | None = None,
-                        keep: Callable[[Task, VerifiedTrajectory], Any] | None = None) -> list[Any]:
+                        keep: Callable[[Task, VerifiedTrajectory], Any] | None = None,
+                        concurrency: int = 1) -> list[Any]:
     """:func:`verify_trajectory` for each, results in the trajectories' order.
 
     Replayed in ``order`` (indices into ``trajectories``; default: grouped by their tasks' services, so that a
-    pooled world factory reuses their processes). Each trajectory and its task are read when replayed, and
-    ``keep`` maps each verdict, with its task, to what is returned in its place (a table row, say), so lazily
-    parsed inputs (``task_tables.StoredRows``) are held a few at a time."""
+    pooled world factory reuses their processes), ``concurrency`` at a time (each on its own world: a replay
+    depends only on its trajectory and task, so the results are the same for any concurrency). Each trajectory
+    and its task are read when replayed, and ``keep`` maps each verdict, with its task, to what is returned in
+    its place (a table row, say), so lazily parsed inputs (``task_tables.StoredRows``) are held a few at a time.
+    """
     if order is None:
         order = reuse_order([tasks[t.task_id].services for t in trajectories])
     if sorted(order) != list(range(len(trajectories))):
         raise ValueError("order must name every trajectory once")
-    verified: dict[int, Any] = {}
-    for i in order:
+
+    def replay(i: int) -> Any:
         trajectory = trajectories[i]
         task = tasks[trajectory.task_id]
         result = verify_trajectory(task, trajectory, runtime_factory, threshold, evaluate, score)
-        verified[i] = result if keep is None else keep(task, result)
+        return result if keep is None else keep(task, result)
+
+    if concurrency <= 1:
+        verified = {i: replay(i) for i in order}
+    else:
+        with ThreadPoolExecutor(max_workers=concurrency, thread_name_prefix="cw-verify") as threads:
+            verified = dict(zip(order, threads.map(replay, order), strict=True))
     return [verified[i] for i in range(len(trajectories))]
 
 

@@ -12,7 +12,7 @@ Executors host such a module and keep the state between calls.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any, Protocol
 
@@ -41,6 +41,13 @@ class SandboxLimits:
     allow_unisolated: bool = False
     max_live_services: int = 64
     max_live_memory_mb: int | None = 2048
+
+    def shared(self, parts: int) -> SandboxLimits:
+        """These limits for each of ``parts`` runtime pools that share the caps on live service processes (task
+        workers, concurrent episodes): each keeps its part of their number and memory, so together they follow
+        the sandbox's settings whatever their number."""
+        memory = None if self.max_live_memory_mb is None else max(1, self.max_live_memory_mb // parts)
+        return replace(self, max_live_services=max(1, self.max_live_services // parts), max_live_memory_mb=memory)
 
     def __post_init__(self) -> None:
         if self.max_live_services < 1:

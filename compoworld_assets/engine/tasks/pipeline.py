@@ -181,12 +181,7 @@ _WORKER: dict[str, Any] = {}
 
 def _in_workers(plans: list[Plan], built: Mapping[str, BuiltService], seed: int, config: GenerationConfig,
                 backends: BackendRecipe, workers: int, order: list[int]) -> list[PackedTask | QuarantinedTask]:
-    # The round's caps on live service processes are shared out: each worker's pool keeps its part of their
-    # number and memory, so both follow the sandbox's settings whatever the number of workers.
-    limits = backends.limits
-    memory = None if limits.max_live_memory_mb is None else max(1, limits.max_live_memory_mb // workers)
-    backends = replace(backends, limits=replace(limits, max_live_services=max(1, limits.max_live_services // workers),
-                                                max_live_memory_mb=memory))
+    backends = replace(backends, limits=backends.limits.shared(workers))  # the round's caps, shared out
     # Each worker gets the library packed (it mounts a few services per task) with its shared nouns worked out here.
     library = PackedLibrary.pack(built, ambiguous_nouns(specs_by_id(built)))
     outcomes = run_isolated(plans, _worker_task, workers, _start_worker, (library, seed, config, backends), order)

@@ -142,3 +142,19 @@ def test_max_steps_stops_a_looping_policy():
     model = ScriptedModel([call("list_services", {}, f"c{i}") for i in range(5)])
     [trajectory] = run([toy_task()], lambda task, mode: LLMPolicy("m", completion_fn=model), max_steps=3)
     assert trajectory.finish_reason == "max_steps" and len(tool_names(trajectory)) == 3
+
+
+def test_episodes_run_in_the_order_given_and_come_back_in_task_order_as_what_keep_makes():
+    tasks = [toy_task(f"toy-{k}") for k in range(3)]
+    started = []
+
+    def policy(task, mode):
+        started.append(task.task_id)
+        return OraclePolicy(task, mode)
+
+    kept = run(tasks, policy, order=[2, 0, 1], rollouts_per_task=2, concurrency=1,
+               keep=lambda trajectory: (trajectory.task_id, trajectory.rollout_idx))
+    assert started == ["toy-2", "toy-2", "toy-0", "toy-0", "toy-1", "toy-1"]
+    assert kept == [("toy-0", 0), ("toy-0", 1), ("toy-1", 0), ("toy-1", 1), ("toy-2", 0), ("toy-2", 1)]
+    with pytest.raises(ValueError, match="every task once"):
+        run(tasks, OraclePolicy, order=[0, 1])

@@ -60,5 +60,19 @@ def test_the_task_must_match(oracle_trajectory):
 def test_criterion_pass_rates_across_a_batch(oracle_trajectory):
     batch = [oracle_trajectory, oracle_trajectory.model_copy(update={"final_answer": {}})]
     results = verify_trajectories({"toy-1": toy_task()}, batch, toy_world_factory)
-    assert criterion_pass_rates(r.criteria for r in results) == {"answer_ticket_id": 0.5, "no_collateral": 1.0, "step1_created": 1.0}
+    rates = {"answer_ticket_id": 0.5, "no_collateral": 1.0, "step1_created": 1.0}
+    assert criterion_pass_rates(r.criteria for r in results) == rates
     assert criterion_pass_rates([]) == {}
+
+
+def test_a_batch_verified_concurrently_and_kept_as_rows_gives_the_same_verdicts_in_order(oracle_trajectory):
+    batch = [oracle_trajectory.model_copy(update={"final_answer": {} if k % 2 else oracle_trajectory.final_answer,
+                                                  "rollout_idx": k}) for k in range(6)]
+    tasks = {"toy-1": toy_task()}
+    alone = verify_trajectories(tasks, batch, toy_world_factory)
+    rows = verify_trajectories(tasks, batch, toy_world_factory, concurrency=3, order=[5, 4, 3, 2, 1, 0],
+                               keep=lambda task, verdict: (task.task_id, verdict.trajectory.rollout_idx, verdict.passed))
+    assert rows == [("toy-1", k, v.passed) for k, v in enumerate(alone)]
+    assert [v.passed for v in alone] == [True, False] * 3
+    with pytest.raises(ValueError, match="every trajectory once"):
+        verify_trajectories(tasks, batch, toy_world_factory, order=[0, 0, 1, 2, 3, 4])

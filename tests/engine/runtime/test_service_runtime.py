@@ -341,3 +341,10 @@ def test_pool_under_a_memory_cap_closes_the_least_recently_mounted_while_their_p
     assert SandboxLimits(max_live_memory_mb=None).max_live_memory_mb is None
     with pytest.raises(ValueError, match="max_live_memory_mb"):
         SandboxLimits(max_live_memory_mb=0)
+
+
+def test_pools_that_share_the_caps_each_keep_their_part():
+    parts = dataclasses.replace(LIMITS, max_live_services=64, max_live_memory_mb=2048).shared(3)
+    assert (parts.max_live_services, parts.max_live_memory_mb) == (21, 682)
+    assert dataclasses.replace(LIMITS, max_live_services=1, max_live_memory_mb=None).shared(4).max_live_services == 1
+    assert dataclasses.replace(LIMITS, max_live_memory_mb=None).shared(2).max_live_memory_mb is None
