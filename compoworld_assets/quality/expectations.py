@@ -50,14 +50,14 @@ def validate_table(table_name: str, frame: pl.DataFrame | pl.LazyFrame | pd.Data
     if not isinstance(frame, pl.DataFrame | pl.LazyFrame):
         frame = pl.from_pandas(frame)
     lengths = [pl.col(c).str.len_bytes() for c in suite.payloads if c in frame.collect_schema()]
-    frame = frame.lazy().with_columns(lengths).collect(engine="streaming")
-    prepared = frame.with_columns(**suite.derived) if suite.derived else frame
+    # Derived columns first: they may read a payload (its JSON's format, say) that is then only measured.
+    prepared = frame.lazy().with_columns(**suite.derived).with_columns(lengths).collect(engine="streaming")
     with _lock:
         batch = _batch_definition(suite.table).get_batch(batch_parameters={"dataframe": prepared.to_pandas()})
         result = batch.validate(_gx_suite(suite), result_format=_result_format(suite, prepared))
     failed = [_failure(r, suite) for r in result.results if not r.success]
     statistics = {k: _plain(v) for k, v in result.statistics.items()}
-    statistics["rows"] = len(frame)
+    statistics["rows"] = len(prepared)
     return QualityResult(table=table_name, success=bool(result.success), statistics=statistics,
                          failed_expectations=failed)
 

@@ -15,6 +15,7 @@ from typing import get_args
 
 import polars as pl
 
+from compoworld_assets.engine.exports import SAMPLE_FORMAT
 from compoworld_assets.engine.service_build import Stage
 from compoworld_assets.engine.specs.model import Effect
 from compoworld_assets.engine.tasks.gate import TaskStage
@@ -290,13 +291,16 @@ VERIFIED_TRAJECTORIES = _suite(
     _json("criteria_json", "criterion pass rates parse criteria_json"),
     _json("mismatches", "mismatches is a JSON list"),
     _mean_between("rubric_score", 0.5, 1.0, "most trajectories should score well on their rubric"),
+    payloads=("sample_json",),
 )
 
 SFT_DATASET = _suite(
     "sft_dataset", "trajectory_id", ["trajectory_id", "task_id", "round", "domain", "sample_json"],
     "every SFT sample names its trajectory, task and domain",
     _rows_at_least(1, "an empty SFT export is a failed run"),
-    _json("sample_json", "trainers parse sample_json"),
+    _in_set("sample_format", [SAMPLE_FORMAT], "trainers parse sample_json as a sample of this format"),
+    derived={"sample_format": pl.col("sample_json").str.json_path_match("$.meta.format").fill_null("")},
+    payloads=("sample_json",),
 )
 
 RL_TASKS = _suite(
@@ -304,7 +308,10 @@ RL_TASKS = _suite(
     "every RL task carries its rubric",
     _rows_at_least(1, "an empty RL export is a failed run"),
     _between("n_criteria", "an RL task without criteria has no reward", min_value=1),
-    _json("task_json", "RL environments parse task_json"),
+    Expect("ExpectColumnPairValuesToBeEqual", {"column_A": "task_id", "column_B": "task_json_id"},
+           "RL environments parse task_json into the task its row names"),
+    derived={"task_json_id": pl.col("task_json").str.json_path_match("$.task_id").fill_null("")},
+    payloads=("task_json",),
 )
 
 SUITES: dict[str, TableSuite] = {s.table: s for s in (

@@ -6,6 +6,7 @@ import polars as pl
 import pytest
 
 from compoworld_assets.engine import tables, task_tables
+from compoworld_assets.engine.exports import SAMPLE_FORMAT
 from compoworld_assets.engine.tasks.graph import EDGE_SCHEMA, NODE_SCHEMA
 
 SFT_SCHEMA = {"trajectory_id": pl.String, "task_id": pl.String, "round": pl.String, "domain": pl.String,
@@ -124,12 +125,13 @@ def verified_trajectories() -> pl.DataFrame:
 
 def sft_dataset() -> pl.DataFrame:
     return _frame([{"trajectory_id": f"task_{i:04d}/oracle/gateway/0", "task_id": f"task_{i:04d}", "round": "r000",
-                    "domain": "business", "sample_json": json.dumps({"messages": []})} for i in range(2)], SFT_SCHEMA)
+                    "domain": "business", "sample_json": json.dumps({"messages": [], "meta": {"format": SAMPLE_FORMAT}})}
+                   for i in range(2)], SFT_SCHEMA)
 
 
 def rl_tasks() -> pl.DataFrame:
     return _frame([{"task_id": f"task_{i:04d}", "round": "r000", "domain": "business", "n_criteria": 4,
-                    "task_json": "{}"} for i in range(2)], RL_SCHEMA)
+                    "task_json": json.dumps({"task_id": f"task_{i:04d}"})} for i in range(2)], RL_SCHEMA)
 
 
 GOOD_FRAMES = {builder.__name__: builder for builder in (

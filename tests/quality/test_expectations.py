@@ -22,8 +22,8 @@ BREAKAGE = {
     "rubrics": ("check_json", ("weight", 0.0, "expect_column_values_to_be_between")),
     "trajectories": ("trajectory_json", ("n_messages", 0, "expect_column_values_to_be_between")),
     "verified_trajectories": ("criteria_json", ("rubric_score", 1.5, "expect_column_values_to_be_between")),
-    "sft_dataset": ("sample_json", ("sample_json", "{not json", "expect_column_values_to_be_json_parseable")),
-    "rl_tasks": ("task_json", ("n_criteria", 0, "expect_column_values_to_be_between")),
+    "sft_dataset": ("sample_json", ("sample_json", "{not json", "expect_column_values_to_be_in_set")),
+    "rl_tasks": ("task_json", ("task_json", '{"task_id": "another"}', "expect_column_pair_values_to_be_equal")),
 }
 
 

@@ -22,18 +22,21 @@ RL_SCHEMA = {"task_id": pl.String, "round": pl.String, "domain": pl.String, "n_c
 @dg.asset(group_name="datasets", code_version=DATASET_VERSION, pool="duckdb",
           metadata={"primary_key": "trajectory_id"}, automation_condition=dg.AutomationCondition.eager(),
           kinds=DATASET_KINDS, owners=DATA_OWNERS)
-def sft_dataset(verified_trajectories: pl.DataFrame, storage: StorageResource) -> dg.Output[pl.DataFrame]:
-    """Kept trajectories of train-split tasks in the CompoWorld sample format (also data/exports/sft.jsonl)."""
-    kept = verified_trajectories.filter(pl.col("passed") & (pl.col("split") == "train")).sort("trajectory_id")
-    samples = [json.loads(s) for s in kept["sample_json"].to_list()]
-    frame = pl.DataFrame([{
-        "trajectory_id": row["trajectory_id"], "task_id": row["task_id"], "round": row["round"],
-        "domain": sample["meta"]["domain"], "sample_json": row["sample_json"],
-    } for row, sample in zip(kept.iter_rows(named=True), samples, strict=True)], schema=SFT_SCHEMA)
+def sft_dataset(verified_trajectories: pl.LazyFrame, storage: StorageResource) -> dg.Output[pl.DataFrame]:
+    """Kept trajectories of train-split tasks in the CompoWorld sample format (also data/exports/sft.jsonl).
+
+    Only the kept rows are read, and the samples are parsed one at a time (a paper-scale round's are GBs as
+    objects)."""
+    kept = (verified_trajectories.filter(pl.col("passed") & (pl.col("split") == "train"))
+            .select("trajectory_id", "task_id", "round", "sample_json").sort("trajectory_id").collect())
+    frame = kept.select("trajectory_id", "task_id", "round",
+                        pl.col("sample_json").str.json_path_match("$.meta.domain").alias("domain"),
+                        "sample_json").cast(SFT_SCHEMA)
     path = storage.path("exports", "sft.jsonl")
-    written = write_samples(samples, path)
-    preview = (conversation_preview(f"{frame['trajectory_id'][0]} ({frame['domain'][0]})", samples[0])
-               if samples else dg.MetadataValue.md("_no samples_"))
+    written = write_samples((json.loads(sample) for sample in frame["sample_json"]), path)
+    preview = (conversation_preview(f"{frame['trajectory_id'][0]} ({frame['domain'][0]})",
+                                    json.loads(frame["sample_json"][0]))
+               if len(frame) else dg.MetadataValue.md("_no samples_"))
     return dg.Output(frame, data_version=dg.DataVersion(content_hash(frame["sample_json"].to_list())[:16]),
                      metadata={**table_metadata("sft_dataset", frame), "preview": preview, "n_samples": written,
                                "path": dg.MetadataValue.path(str(path))})
