@@ -22,6 +22,8 @@ from compoworld_assets.engine.tasks.model import Split, Task
 
 HELDOUT_FRACTION = 0.2
 RL_FRACTION = 0.3
+TRAINED_SPLITS: tuple[Split, ...] = ("train", "rl")
+"""The splits models are trained on (SFT, RL); held-out and transfer tasks are only evaluated."""
 
 
 def _unit(*parts: str) -> float:
