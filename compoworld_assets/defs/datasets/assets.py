@@ -45,12 +45,18 @@ def sft_dataset(verified_trajectories: pl.LazyFrame, storage: StorageResource) -
 @dg.asset(group_name="datasets", code_version=DATASET_VERSION, pool="duckdb", metadata={"primary_key": "task_id"},
           automation_condition=dg.AutomationCondition.eager(), kinds=DATASET_KINDS, owners=DATA_OWNERS)
 def rl_tasks(sampled_tasks: pl.LazyFrame, storage: StorageResource) -> dg.Output[pl.DataFrame]:
-    """RL-split tasks with their rubrics (also data/exports/rl_tasks.jsonl, one Task JSON per line)."""
-    rl = sampled_tasks.filter(pl.col("split") == "rl").sort("task_id")  # only the RL tasks' JSON is read
-    frame = rl.select("task_id", "round", "domain", "n_criteria", "task_json").collect()
+    """RL-split tasks with their rubrics (also data/exports/rl_tasks.jsonl, one Task JSON per line).
+
+    Only the RL tasks' rows are read, and nothing copies their JSON (GBs with their worlds at paper scale): the
+    export is written a task at a time and the data version hashes the tasks' stored content hashes."""
+    rl = sampled_tasks.filter(pl.col("split") == "rl").sort("task_id")
+    frame = rl.select("task_id", "round", "domain", "n_criteria", "task_json", "task_hash").collect()
     path = storage.path("exports", "rl_tasks.jsonl")
-    path.write_text("".join(t + "\n" for t in frame["task_json"].to_list()))
-    frame = frame.cast(RL_SCHEMA)
-    return dg.Output(frame, data_version=dg.DataVersion(content_hash(frame["task_json"].to_list())[:16]),
+    with path.open("w", encoding="utf-8") as export:
+        for task_json in frame["task_json"]:
+            export.write(task_json + "\n")
+    version = content_hash(frame["task_hash"].to_list())[:16]
+    frame = frame.drop("task_hash").cast(RL_SCHEMA)
+    return dg.Output(frame, data_version=dg.DataVersion(version),
                      metadata={**table_metadata("rl_tasks", frame), "n_tasks": len(frame),
                                "path": dg.MetadataValue.path(str(path))})
