@@ -4,10 +4,16 @@ import os
 from pathlib import Path
 
 import pytest
+from hypothesis import HealthCheck, settings
 
 os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
 # Runtimes share state objects as values: every reuse checks that nobody changed one in place.
 os.environ.setdefault("COMPOWORLD_CHECK_STATE_VALUES", "1")
+
+# Property tests check behaviour, not timings: no per-example deadline (one example of a state-hashing property
+# exceeded Hypothesis's default 200 ms on busy cores and failed the suite), and no "too slow" health check.
+settings.register_profile("compoworld", deadline=None, suppress_health_check=[HealthCheck.too_slow])
+settings.load_profile("compoworld")
 
 CONVERTED_BASE = Path("data/models/base")
 

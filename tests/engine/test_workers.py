@@ -41,3 +41,9 @@ def test_each_result_is_replaced_by_what_is_kept_of_it_as_it_arrives(faults):
     assert sorted(kept) == [0, 1, 4, 16, 36]  # every result once; lost jobs are not results
     assert results[:3] == ["<0>", "<1>", "<4>"] and results[4] == "<16>" and results[6] == "<36>"
     assert isinstance(results[3], WorkerLost) and isinstance(results[5], WorkerLost)
+
+
+def test_executors_a_worker_leaves_open_are_released_when_it_exits(faults, tmp_path):
+    """Workers end by ``os._exit``: their open sandboxes' processes and scratch folders must not outlive them."""
+    assert run_isolated([1, 2, 3], faults.open_executor, 2, faults.hold_scratch_root, (str(tmp_path),)) == [1, 2, 3]
+    assert list(tmp_path.iterdir()) == []

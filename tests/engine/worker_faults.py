@@ -68,3 +68,23 @@ class FailingWriterRecipe(BackendRecipe):
 
     def instruction_writer(self) -> FailingWriter:
         return FailingWriter(self.victim, self.die)
+
+
+_HELD: list[object] = []
+
+
+def hold_scratch_root(root: str) -> None:
+    """A worker initializer: where :func:`open_executor` puts its executors' scratch folders."""
+    _HELD.append(root)
+
+
+def open_executor(job: int) -> int:
+    """Starts a sandboxed executor and keeps it open: the worker's exit must release it."""
+    from pathlib import Path
+
+    from compoworld_assets.engine.runtime.executor import SandboxLimits
+    from compoworld_assets.engine.runtime.sandbox import SandboxedExecutor
+
+    module = "def handle(state, tool, args):\n    return {}\n"
+    _HELD.append(SandboxedExecutor(module, SandboxLimits(scratch_root=Path(str(_HELD[0]))), trusted=True))
+    return job

@@ -46,9 +46,9 @@ import subprocess
 import tempfile
 import threading
 import time
-import weakref
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
+from multiprocessing.util import Finalize
 from pathlib import Path
 from typing import IO, Any, Self
 
@@ -335,7 +335,9 @@ class SandboxedExecutor:
         scratch = Path(tempfile.mkdtemp(prefix=f"cw-{_safe_name(service_id)}-", dir=limits.scratch_root))
         self._config["scratch"] = str(scratch.resolve())
         self._resources = _Resources(scratch)
-        self._finalizer = weakref.finalize(self, self._resources.release)
+        # Released when closed, collected, or when the process exits: multiprocessing's finalizers also run in
+        # worker processes, which end by ``os._exit`` and so skip ``atexit`` (and ``weakref.finalize``).
+        self._finalizer = Finalize(self, self._resources.release, exitpriority=10)
         self._mirror = self._reset_mirror = _encode({"service_id": service_id, "tables": {}, "counters": {}})[:-1]
         self._parsed: ServiceState | None = None  # the checked copy of the last reply's state, until read
         self.version = 0  # counts the changes of the hosted state (resets, restores and changing calls)
@@ -392,7 +394,7 @@ class SandboxedExecutor:
 
     @property
     def closed(self) -> bool:
-        return not self._finalizer.alive
+        return not self._finalizer.still_active()
 
     def reset(self, state: ServiceState) -> None:
         """Install ``state``; nothing crosses the pipe when the child already holds exactly this JSON."""
