@@ -216,9 +216,11 @@ def _database(data_dir: str) -> Path:
     return database
 
 
+_EXPORT_BATCH = 64
 EXPORTS = {
     "sft.jsonl": "select sample_json from pipeline.sft_dataset order by trajectory_id",
-    "rl_tasks.jsonl": "select task_json from pipeline.rl_tasks order by task_id",
+    "rl_tasks.jsonl": "select s.task_json from pipeline.rl_tasks r join pipeline.sampled_tasks s "
+                      "using (task_id, task_hash) order by task_id",
     "samples.jsonl": "select sample_json from pipeline.verified_trajectories where passed order by trajectory_id",
 }
 
@@ -233,11 +235,14 @@ def export(data_dir: str, target: Path) -> dict[str, int]:
     written = {}
     with duckdb.connect(str(database), read_only=True) as con:
         for name, sql in EXPORTS.items():
-            rows = con.execute(sql).fetchall()
-            with (target / name).open("w", encoding="utf-8") as out:
-                for (line,) in tqdm(rows, desc=name, unit="row", file=sys.stdout):
-                    out.write(line + "\n")
-            written[name] = len(rows)
+            result = con.execute(sql)
+            written[name] = 0
+            with (target / name).open("w", encoding="utf-8") as out, \
+                    tqdm(desc=name, unit="row", file=sys.stdout) as progress:
+                while rows := result.fetchmany(_EXPORT_BATCH):  # a few rows at a time: tasks are ~650 KB each
+                    out.writelines(line + "\n" for (line,) in rows)
+                    written[name] += len(rows)
+                    progress.update(len(rows))
     return written
 
 

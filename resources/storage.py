@@ -6,8 +6,10 @@ launchpad override of ``data_dir`` moves all of them.
 
 The IO manager is Dagster's DuckDB IO manager machinery (``DbIOManager``, ``DuckDbClient``, the
 polars type handler) with two guarantees added: a step's
-delete-and-insert is one transaction (a failed write never leaves a half-written table), and
-an empty frame still creates its typed table (downstream steps can always read it). It also lends
+delete-and-insert is one transaction (a failed write never leaves a half-written table),
+an empty frame still creates its typed table (downstream steps can always read it), and rows are inserted by
+column name: a write whose columns differ from the stored table's replaces an unpartitioned table (a new code
+version's columns) and is refused for one partition of a partitioned table. It also lends
 the run's instance to partition lookups, which multi-partitions with a dynamic dimension need.
 """
 
@@ -109,7 +111,17 @@ class _PolarsHandler(DuckDBPolarsTypeHandler):
         table = f"{table_slice.schema}.{table_slice.table}"
         connection.execute(f"create schema if not exists {table_slice.schema}")
         connection.execute(f"create table if not exists {table} as select * from rows where false")
-        connection.execute(f"insert into {table} select * from rows")
+        stored = connection.execute(  # the catalog, not the table: writing is not reading it
+            "select column_name, data_type from information_schema.columns where table_schema = ? "
+            "and table_name = ? order by ordinal_position", [table_slice.schema, table_slice.table]).fetchall()
+        given = [row[:2] for row in connection.execute("describe select * from rows").fetchall()]
+        if stored != given:
+            if table_slice.partition_dimensions:
+                raise ValueError(f"{table} stores columns {[c[0] for c in stored]} but this write has "
+                                 f"{[c[0] for c in given]}: drop the table, or materialize every partition of it")
+            # The write replaces the whole table: a new code version's columns replace the old ones.
+            connection.execute(f"create or replace table {table} as select * from rows where false")
+        connection.execute(f"insert into {table} by name select * from rows")
 
 
 class PartitionAwareDbIOManager(DbIOManager):

@@ -87,6 +87,19 @@ def tasks_from_rows(frame: pl.DataFrame | pl.LazyFrame) -> StoredTasks:
     return StoredTasks(frame)
 
 
+def referenced_tasks(sampled: pl.DataFrame | pl.LazyFrame, references: pl.DataFrame) -> StoredTasks:
+    """The tasks ``references`` name by ``task_id`` and ``task_hash`` (the ``rl_tasks`` rows), read from
+    ``sampled_tasks`` rows. Raises ``LookupError`` when one is no longer there as it was (its round sampled
+    again since): a task is stored once, so a reference to a changed task must not silently train on another."""
+    wanted = references.lazy().select("task_id", "task_hash")
+    tasks = StoredTasks(sampled.lazy().join(wanted, on=["task_id", "task_hash"], how="semi"))
+    missing = sorted(set(references["task_id"].to_list()) - set(tasks.ids))
+    if missing:
+        raise LookupError(f"{len(missing)} referenced task(s) are not in sampled_tasks as they were "
+                          f"(e.g. {missing[0]}): their round was sampled again since")
+    return tasks
+
+
 class StoredRows(Sequence[M]):
     """The rows of a stored table sorted by ``key``, each parsed into ``model`` from its JSON column when read.
 
@@ -130,8 +143,12 @@ class StoredRows(Sequence[M]):
             return [self[i] for i in range(*index.indices(len(self)))]
         if not -len(self) <= index < len(self):
             raise IndexError(index)
+        return self._model.model_validate_json(self.text(index))
+
+    def text(self, index: int) -> bytes:
+        """Row ``index``'s JSON as stored, unparsed."""
         offset, length = self._spans[index]
-        return self._model.model_validate_json(os.pread(self._file.fileno(), length, offset))
+        return os.pread(self._file.fileno(), length, offset)
 
     def __iter__(self) -> Iterator[M]:
         return (self[i] for i in range(len(self)))

@@ -304,14 +304,12 @@ SFT_DATASET = _suite(
 )
 
 RL_TASKS = _suite(
-    "rl_tasks", "task_id", ["task_id", "round", "domain", "n_criteria", "task_json"],
-    "every RL task carries its rubric",
+    "rl_tasks", "task_id", ["task_id", "round", "domain", "n_criteria", "task_hash"],
+    "every RL task carries its rubric and names its stored task",
     _rows_at_least(1, "an empty RL export is a failed run"),
     _between("n_criteria", "an RL task without criteria has no reward", min_value=1),
-    Expect("ExpectColumnPairValuesToBeEqual", {"column_A": "task_id", "column_B": "task_json_id"},
-           "RL environments parse task_json into the task its row names"),
-    derived={"task_json_id": pl.col("task_json").str.json_path_match("$.task_id").fill_null("")},
-    payloads=("task_json",),
+    Expect("ExpectColumnValuesToMatchRegex", {"column": "task_hash", "regex": "^[0-9a-f]{64}$"},
+           "training reads each task from sampled_tasks by its id and SHA-256 content hash"),
 )
 
 SUITES: dict[str, TableSuite] = {s.table: s for s in (

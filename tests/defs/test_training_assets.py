@@ -22,6 +22,7 @@ from compoworld_assets.defs.training import assets as training_assets
 from compoworld_assets.defs.training import checks as training_checks
 from compoworld_assets.defs.training.assets import BaseModelConfig, SFTTrainingConfig
 from resources.compute import ComputeResource, SlurmConfig
+from resources.partitioned_tables import PARTITIONS_IO_MANAGER
 from training.pipes_entry import grpo_metadata
 
 pytest.importorskip("trl", reason="training needs the 'train' extra")
@@ -52,6 +53,16 @@ def stand_in_sft_dataset() -> pl.DataFrame:
 
 def stand_in(name: str, frame: pl.DataFrame) -> dg.AssetsDefinition:
     @dg.asset(name=name)
+    def _table() -> pl.DataFrame:
+        return frame
+
+    return _table
+
+
+def stand_in_round(name: str, frame: pl.DataFrame) -> dg.AssetsDefinition:
+    """A table partitioned by round, stored as the pipeline's round tables are (Delta, read lazily downstream)."""
+    @dg.asset(name=name, partitions_def=dg.StaticPartitionsDefinition(frame["round"].unique().sort().to_list()),
+              io_manager_key=PARTITIONS_IO_MANAGER, metadata={"partition_expr": "round"})
     def _table() -> pl.DataFrame:
         return frame
 
@@ -251,7 +262,9 @@ def test_rl_checkpoint_trains_grpo_on_built_services(tiny_model_dir, tmp_path):
     generation = GenerationConfig(walk=WalkConfig(max_length=2), task=TaskConfig(min_distractors=0, max_distractors=0))
     tasks, _ = generate_tasks([b.spec for b in builds], {b.spec.id: b.built() for b in builds}, seed=3, n=4,
                               config=generation)
-    frames = {"rl_tasks": task_tables.task_rows(tasks, "r0"), "service_specs": tables.spec_rows([b.spec for b in builds]),
+    rows = task_tables.task_rows(tasks, "r0")
+    frames = {"rl_tasks": rows.select("task_id", "round", "domain", "n_criteria", "task_hash"),
+              "service_specs": tables.spec_rows([b.spec for b in builds]),
               "services": tables.service_rows(builds),
               "sft_checkpoint": pl.DataFrame([{"checkpoint_path": str(tiny_model_dir), "checkpoint_hash": "tiny"}])}
     stand_ins = [stand_in(name, frame) for name, frame in frames.items()]
@@ -259,8 +272,11 @@ def test_rl_checkpoint_trains_grpo_on_built_services(tiny_model_dir, tmp_path):
                  "compute": ComputeResource(shared_dir=str(tmp_path / "compute"), workdir=str(REPO))}
     config = training_assets.GRPOTrainingConfig(max_steps=1, max_completion_length=16, num_generations=2, max_tasks=1,
                                                 reward="rubric")
+    sampled = stand_in_round("sampled_tasks", rows)  # the tasks themselves, which rl_tasks names
     with dg.instance_for_test() as instance:
-        result = dg.materialize([*stand_ins, training_assets.rl_checkpoint, training_checks.rl_checkpoint_hash_matches,
+        assert dg.materialize([sampled], partition_key="r0", resources=resources, instance=instance).success
+        result = dg.materialize([sampled, *stand_ins, training_assets.rl_checkpoint,
+                                 training_checks.rl_checkpoint_hash_matches,
                                  training_checks.rl_reward_finite],
                                 selection=["rl_tasks", "service_specs", "services", "sft_checkpoint", "rl_checkpoint"],
                                 resources=resources, instance=instance, raise_on_error=False,

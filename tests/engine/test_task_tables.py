@@ -7,6 +7,7 @@ sys.path.insert(0, str(Path(__file__).parent / "rollout"))
 from toy_world import toy_task
 
 from compoworld_assets.engine.task_tables import (
+    referenced_tasks,
     task_rows,
     tasks_from_rows,
     trajectories_from_rows,
@@ -46,3 +47,15 @@ def test_stored_trajectories_are_sorted_by_id_and_name_their_tasks():
     assert stored.ids == ["a/oracle/direct/0", "a/oracle/direct/1", "b/oracle/direct/0"]
     assert stored.task_ids == ["a", "a", "b"] and stored[2] == episodes[0] and list(stored) == [
         episodes[2], episodes[1], episodes[0]]
+
+
+def test_referenced_tasks_are_read_by_id_and_hash_and_a_changed_one_is_refused():
+    tasks = [toy_task(task_id) for task_id in ("toy-3", "toy-1", "toy-2")]
+    rows = task_rows(tasks, "r0")
+    references = rows.filter(rows["task_id"] != "toy-2").select("task_id", "task_hash")
+    stored = referenced_tasks(rows.lazy(), references)
+    assert stored.ids == ["toy-1", "toy-3"] and list(stored) == [tasks[1], tasks[0]]
+    assert stored.text(0) == rows.filter(rows["task_id"] == "toy-1")["task_json"][0].encode()
+    resampled = rows.with_columns(task_hash=rows["task_hash"].str.replace("^.", "x"))  # the round sampled again
+    with pytest.raises(LookupError, match="2 referenced task"):
+        referenced_tasks(resampled, references)

@@ -12,7 +12,7 @@ from compoworld_assets.engine.tasks.graph import EDGE_SCHEMA, NODE_SCHEMA
 SFT_SCHEMA = {"trajectory_id": pl.String, "task_id": pl.String, "round": pl.String, "domain": pl.String,
               "sample_json": pl.String}
 RL_SCHEMA = {"task_id": pl.String, "round": pl.String, "domain": pl.String, "n_criteria": pl.Int64,
-             "task_json": pl.String}
+             "task_hash": pl.String}
 
 
 def _frame(rows: list[dict], schema: dict) -> pl.DataFrame:
@@ -131,7 +131,7 @@ def sft_dataset() -> pl.DataFrame:
 
 def rl_tasks() -> pl.DataFrame:
     return _frame([{"task_id": f"task_{i:04d}", "round": "r000", "domain": "business", "n_criteria": 4,
-                    "task_json": json.dumps({"task_id": f"task_{i:04d}"})} for i in range(2)], RL_SCHEMA)
+                    "task_hash": f"{i:064x}"} for i in range(2)], RL_SCHEMA)
 
 
 GOOD_FRAMES = {builder.__name__: builder for builder in (

@@ -23,7 +23,7 @@ BREAKAGE = {
     "trajectories": ("trajectory_json", ("n_messages", 0, "expect_column_values_to_be_between")),
     "verified_trajectories": ("criteria_json", ("rubric_score", 1.5, "expect_column_values_to_be_between")),
     "sft_dataset": ("sample_json", ("sample_json", "{not json", "expect_column_values_to_be_in_set")),
-    "rl_tasks": ("task_json", ("task_json", '{"task_id": "another"}', "expect_column_pair_values_to_be_equal")),
+    "rl_tasks": ("task_hash", ("task_hash", "not-a-hash", "expect_column_values_to_match_regex")),
 }
 
 

@@ -6,8 +6,10 @@ import dagster as dg
 import polars as pl
 
 from compoworld_assets.defs.metadata import DATA_OWNERS, conversation_preview, table_metadata
+from compoworld_assets.engine import task_tables
 from compoworld_assets.engine.canonical import content_hash
 from compoworld_assets.engine.exports import write_samples
+from compoworld_assets.engine.tasks.model import Task
 from resources import StorageResource
 
 DATASET_VERSION = "1"
@@ -16,7 +18,7 @@ DATASET_KINDS = {"python", "duckdb", "json"}
 SFT_SCHEMA = {"trajectory_id": pl.String, "task_id": pl.String, "round": pl.String, "domain": pl.String,
               "sample_json": pl.String}
 RL_SCHEMA = {"task_id": pl.String, "round": pl.String, "domain": pl.String, "n_criteria": pl.Int64,
-             "task_json": pl.String}
+             "task_hash": pl.String}
 
 
 @dg.asset(group_name="datasets", code_version=DATASET_VERSION, pool="duckdb",
@@ -45,18 +47,21 @@ def sft_dataset(verified_trajectories: pl.LazyFrame, storage: StorageResource) -
 @dg.asset(group_name="datasets", code_version=DATASET_VERSION, pool="duckdb", metadata={"primary_key": "task_id"},
           automation_condition=dg.AutomationCondition.eager(), kinds=DATASET_KINDS, owners=DATA_OWNERS)
 def rl_tasks(sampled_tasks: pl.LazyFrame, storage: StorageResource) -> dg.Output[pl.DataFrame]:
-    """RL-split tasks with their rubrics (also data/exports/rl_tasks.jsonl, one Task JSON per line).
+    """The RL split: one row per task, with how many rubric criteria reward it (and data/exports/rl_tasks.jsonl,
+    one Task JSON per line).
 
-    Only the RL tasks' rows are read, and nothing copies their JSON (GBs with their worlds at paper scale): the
-    export is written a task at a time and the data version hashes the tasks' stored content hashes."""
-    rl = sampled_tasks.filter(pl.col("split") == "rl").sort("task_id")
-    frame = rl.select("task_id", "round", "domain", "n_criteria", "task_json", "task_hash").collect()
+    A task is stored once, in ``sampled_tasks``: a row here names it by ``task_id`` and content hash
+    (``task_hash``), and training reads it from there (``task_tables.referenced_tasks``). With their seeded
+    worlds a paper-scale round's RL tasks are ~900 MB of JSON, and copying two rounds' into DuckDB took 7.9 GB
+    of memory. The export is written a task at a time from rows spilled to disk."""
+    rows = task_tables.StoredRows(sampled_tasks.filter(pl.col("split") == "rl"), "task_id", "task_json", Task,
+                                  extra=("round", "domain", "n_criteria", "task_hash"))
+    frame = pl.DataFrame([(task_id, *extra) for task_id, extra in zip(rows.ids, rows.extras, strict=True)],
+                         schema=RL_SCHEMA, orient="row")
     path = storage.path("exports", "rl_tasks.jsonl")
-    with path.open("w", encoding="utf-8") as export:
-        for task_json in frame["task_json"]:
-            export.write(task_json + "\n")
-    version = content_hash(frame["task_hash"].to_list())[:16]
-    frame = frame.drop("task_hash").cast(RL_SCHEMA)
-    return dg.Output(frame, data_version=dg.DataVersion(version),
+    with path.open("wb") as export:
+        for index in range(len(rows)):
+            export.write(rows.text(index) + b"\n")
+    return dg.Output(frame, data_version=dg.DataVersion(content_hash(frame["task_hash"].to_list())[:16]),
                      metadata={**table_metadata("rl_tasks", frame), "n_tasks": len(frame),
                                "path": dg.MetadataValue.path(str(path))})

@@ -270,19 +270,23 @@ def sft_checkpoint(sft_dataset, base_model):
 
 @dg.op(pool="duckdb", out=handoff_out("The GRPO job to run."))
 def grpo_plan(context: dg.OpExecutionContext, config: GRPOTrainingConfig, rl_tasks: pl.DataFrame,
-              service_specs: pl.DataFrame, services: pl.DataFrame, sft_checkpoint: pl.DataFrame,
-              compute: ComputeResource, storage: StorageResource) -> TrainingPlan:
-    """Write the RL file (tasks with the prompts and tools of their mounted worlds) into the run's folder."""
-    tasks = task_tables.tasks_from_rows(rl_tasks)[: config.max_tasks]
-    if not tasks:
+              sampled_tasks: pl.LazyFrame, service_specs: pl.DataFrame, services: pl.DataFrame,
+              sft_checkpoint: pl.DataFrame, compute: ComputeResource, storage: StorageResource) -> TrainingPlan:
+    """Write the RL file (tasks with the prompts and tools of their mounted worlds) into the run's folder.
+
+    ``rl_tasks`` names the tasks (the first ``max_tasks`` by id); they are read from ``sampled_tasks``."""
+    if rl_tasks.is_empty():
         raise dg.Failure(description="rl_tasks holds no tasks to train on")
+    try:
+        stored = task_tables.referenced_tasks(sampled_tasks, rl_tasks.sort("task_id").head(config.max_tasks))
+    except LookupError as exc:
+        raise dg.Failure(description=f"{exc}: materialize rl_tasks again") from exc
     built = tables.built_services_from_rows(tables.specs_from_rows(service_specs), services)
-    tasks = [t for t in tasks if set(t.services) <= set(built)]
-    if not tasks:
-        raise dg.Failure(description="no RL task has all of its services built")
+    tasks = (task for task in stored if set(task.services) <= set(built))  # parsed one at a time
     incoming = storage.path("models", "rl_checkpoint", f".incoming-{uuid.uuid4().hex}", "rl.jsonl")
     try:
-        write_rl_file(tasks, built, incoming, tables.seed_states_from_rows(services), mode=config.mode)
+        if not write_rl_file(tasks, built, incoming, tables.seed_states_from_rows(services), mode=config.mode):
+            raise dg.Failure(description="no RL task has all of its services built")
         flags = {"model": sft_checkpoint["checkpoint_path"][0], "learning_rate": config.learning_rate,
                  "num_generations": config.num_generations, "per_device_train_batch_size": config.num_generations,
                  "max_completion_length": config.max_completion_length, "max_turns": config.max_turns,
@@ -305,14 +309,15 @@ def grpo_plan(context: dg.OpExecutionContext, config: GRPOTrainingConfig, rl_tas
 
 @dg.graph_asset(group_name="training", code_version=CHECKPOINT_CODE_VERSION,
                 metadata={"primary_key": "checkpoint_hash"}, config=config_to("grpo_plan", config_class=GRPOTrainingConfig),
-                ins={"services": dg.AssetIn(partition_mapping=dg.AllPartitionMapping())},
+                ins={"services": dg.AssetIn(partition_mapping=dg.AllPartitionMapping()),
+                     "sampled_tasks": dg.AssetIn(partition_mapping=dg.AllPartitionMapping())},
                 resource_defs=HANDOFF_RESOURCES, kinds=TRAINING_KINDS, owners=TRAINING_OWNERS)
-def rl_checkpoint(rl_tasks, service_specs, services, sft_checkpoint):
+def rl_checkpoint(rl_tasks, sampled_tasks, service_specs, services, sft_checkpoint):
     """GRPO from the SFT checkpoint on the RL tasks, rewarded by the rubric (``training.grpo`` through Pipes).
 
     The table's ``final_loss`` column holds the last step's mean reward.
     """
-    return store_checkpoint(train(grpo_plan(rl_tasks, service_specs, services, sft_checkpoint)))
+    return store_checkpoint(train(grpo_plan(rl_tasks, sampled_tasks, service_specs, services, sft_checkpoint)))
 
 
 base_model, sft_checkpoint, rl_checkpoint = (
