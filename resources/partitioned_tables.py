@@ -78,13 +78,11 @@ def write_partitions(uri: str, frame: pl.DataFrame | pl.LazyFrame, column: str, 
     that drops other partitions or adds a column goes through delta-rs's writer.
     """
     lazy = frame.lazy()
-    stray = sorted(set(lazy.select(pl.col(column).unique()).collect().to_series().to_list()) - set(keys))
-    if stray:
-        raise ValueError(f"rows for partitions {stray[:5]} outside the written partitions {list(keys)[:5]}")
     if keep_only is None and keys and _streamable(uri, lazy):
         _stream_partitions(uri, lazy, column, keys)
         return
     frame = frame.collect() if isinstance(frame, pl.LazyFrame) else frame
+    _refuse_stray(frame[column].unique().to_list(), keys)
     predicate = _in(column, keys) if keys else "false"
     if keep_only is not None:
         predicate = f"({predicate}) OR NOT ({_in(column, keep_only) if keep_only else 'false'})"
@@ -100,6 +98,12 @@ def write_partitions(uri: str, frame: pl.DataFrame | pl.LazyFrame, column: str, 
             write_deltalake(uri, rows, mode="error", partition_by=[column], writer_properties=properties)
 
     _commit(uri, attempt_commit)
+
+
+def _refuse_stray(values: Sequence[str], keys: Sequence[str]) -> None:
+    stray = sorted(set(values) - set(keys))
+    if stray:
+        raise ValueError(f"rows for partitions {stray[:5]} outside the written partitions {list(keys)[:5]}")
 
 
 def _commit(uri: str, attempt_commit: Callable[[], None]) -> None:
@@ -132,8 +136,8 @@ def _stream_partitions(uri: str, frame: pl.LazyFrame, column: str, keys: Sequenc
 
     delta-rs's own writer buffers its whole input (a paper-scale round of tasks took 9.4 GB to write), so
     the files are written here and committed as add actions. Until the commit no reader sees them; the
-    files of a write that fails are removed."""
-    group_rows = rows_per_group(frame) or 1024 * 1024
+    files of a write that fails are removed, as are those of a write with rows outside ``keys``. The frame is
+    read once: each batch's row groups are sized by its own bytes."""
     schema = frame.head(0).collect().to_arrow().schema
     data_schema = schema.remove(schema.get_field_index(column))  # Delta keeps partition values in its log
     writers: dict[str, tuple[pq.ParquetWriter, str]] = {}
@@ -143,11 +147,12 @@ def _stream_partitions(uri: str, frame: pl.LazyFrame, column: str, keys: Sequenc
             for batch in frame.collect_batches(chunk_size=_STREAM_ROWS):
                 for (value,), part in batch.partition_by(column, as_dict=True, maintain_order=True).items():
                     if value not in writers:
+                        _refuse_stray([value], keys)
                         relative = f"{column}={quote(str(value), safe='')}/part-{uuid.uuid4()}.parquet"
                         Path(uri, relative).parent.mkdir(parents=True, exist_ok=True)
                         writers[value] = (pq.ParquetWriter(Path(uri, relative), data_schema), relative)
                     writers[value][0].write_table(part.drop(column).to_arrow().cast(data_schema),
-                                                  row_group_size=group_rows)
+                                                  row_group_size=rows_per_group(part) or len(part))
                     counts[value] = counts.get(value, 0) + len(part)
         finally:
             for writer, _ in writers.values():
@@ -172,18 +177,11 @@ def _stream_partitions(uri: str, frame: pl.LazyFrame, column: str, keys: Sequenc
         raise
 
 
-def rows_per_group(frame: pl.DataFrame | pl.LazyFrame) -> int | None:
+def rows_per_group(frame: pl.DataFrame) -> int | None:
     """Rows per Parquet row group so that a group holds about ``ROW_GROUP_BYTES`` of ``frame``'s rows; None
     (delta-rs's default) for rows light enough that its default groups stay under that."""
-    if isinstance(frame, pl.LazyFrame):
-        schema = frame.collect_schema()
-        # One streaming pass: the text columns' bytes, 8 bytes a row for every other column.
-        widths = [pl.col(c).str.len_bytes().cast(pl.Int64).sum() if t == pl.String else pl.len().cast(pl.Int64) * 8
-                  for c, t in schema.items()]
-        n, size = frame.select(pl.len(), pl.sum_horizontal(widths)).collect(engine="streaming").row(0)
-    else:
-        n, size = len(frame), frame.estimated_size()
-    rows = int(ROW_GROUP_BYTES * n / max(size or 0, 1))
+    n, size = len(frame), frame.estimated_size()
+    rows = int(ROW_GROUP_BYTES * n / max(size, 1))
     return None if n == 0 or rows >= 1024 else max(1, rows)
 
 

@@ -139,9 +139,14 @@ def test_a_lazy_frame_is_streamed_into_its_partitions(tmp_path, monkeypatch):
     assert view(storage) == [("a", 10), ("a", 11), ("a", 12), ("b", 2)]
     with pytest.raises(ValueError, match="outside the written partitions"):
         store_partitions(storage, "things", rows(("c", 1)).lazy(), "service_id", ["a"])
-    heavy = pl.DataFrame({"service_id": ["a"] * 50, "text": ["x" * 10_000] * 50})
+    assert not list((tmp_path / "tables" / SCHEMA / "things").glob("service_id=c/*")), "the stray rows' file is removed"
     monkeypatch.setattr(partitioned_tables, "ROW_GROUP_BYTES", 40_000)
-    assert rows_per_group(heavy.lazy()) == 3 and rows_per_group(rows(("a", 1)).lazy()) is None
+    monkeypatch.setattr(partitioned_tables, "_STREAM_ROWS", 10)
+    heavy = pl.DataFrame({"service_id": ["b"] * 50, "text": ["x" * 10_000] * 50})
+    store_partitions(storage, "heavy", heavy.lazy(), "service_id", ["b"])  # each batch's groups sized alone
+    [path] = (tmp_path / "tables" / SCHEMA / "heavy").glob("service_id=b/*.parquet")
+    groups = pq.ParquetFile(path).metadata
+    assert groups.num_rows == 50 and max(groups.row_group(i).num_rows for i in range(groups.num_row_groups)) == 3
 
 
 def test_a_streamed_write_creates_a_table_and_a_failed_one_leaves_neither_rows_nor_files(tmp_path, monkeypatch):

@@ -14,7 +14,9 @@ compressed and unpacks those a task asks for, keeping only the most recently use
 
 from __future__ import annotations
 
+import os
 import pickle
+import tempfile
 import threading
 import zlib
 from collections import OrderedDict
@@ -40,8 +42,8 @@ def head_of(task: Task) -> Task:
 class PackedTask:
     head: Task
     """The task without its world (``initial_state`` empty): everything but replaying or storing it."""
-    data: bytes
-    """The whole task's JSON, zlib-compressed."""
+    data: bytes | SpilledBytes
+    """The whole task's JSON, zlib-compressed (in memory, or where a :class:`TaskSpill` put it)."""
 
     @classmethod
     def pack(cls, task: Task) -> PackedTask:
@@ -51,16 +53,54 @@ class PackedTask:
     def task_id(self) -> str:
         return self.head.task_id
 
+    @property
+    def compressed(self) -> bytes:
+        return self.data if isinstance(self.data, bytes) else self.data.read()
+
     def json(self) -> str:
         """The task's JSON, as ``Task.model_dump_json`` wrote it."""
-        return zlib.decompress(self.data).decode()
+        return zlib.decompress(self.compressed).decode()
 
     def unpack(self) -> Task:
-        return Task.model_validate_json(zlib.decompress(self.data))
+        return Task.model_validate_json(zlib.decompress(self.compressed))
 
     def updated(self, **fields: object) -> PackedTask:
         """This task with top-level ``fields`` changed (unpacked and packed again)."""
         return PackedTask.pack(self.unpack().model_copy(update=fields))
+
+
+@dataclass(frozen=True)
+class SpilledBytes:
+    """Bytes a :class:`TaskSpill` holds on disk."""
+
+    spill: TaskSpill
+    offset: int
+    length: int
+
+    def read(self) -> bytes:
+        return self.spill.read(self.offset, self.length)
+
+
+class TaskSpill:
+    """Packed tasks' compressed JSON moved to an anonymous temporary file as they are made, each task keeping
+    only its head in memory: a paper-scale round's packed tasks are ~850 MB even compressed, held by the run
+    while its workers still work. The file is unlinked from the start, so nothing is left behind; it lives as
+    long as a task spilled into it. Not thread-safe: one writer."""
+
+    def __init__(self) -> None:
+        self._file = tempfile.TemporaryFile(prefix="cw-tasks-")  # noqa: SIM115 - lives as long as the spill
+        self._end = 0
+
+    def add(self, task: PackedTask) -> PackedTask:
+        """``task`` with its compressed JSON on disk."""
+        data = task.compressed
+        os.pwrite(self._file.fileno(), data, self._end)
+        spilled = PackedTask(task.head, SpilledBytes(self, self._end, len(data)))
+        self._end += len(data)
+        return spilled
+
+    def read(self, offset: int, length: int) -> bytes:
+        return os.pread(self._file.fileno(), length, offset)
 
 
 class PackedLibrary(Mapping[str, BuiltService]):

@@ -8,7 +8,7 @@ Only built services can be mounted, so the graph and the walks cover the service
 from __future__ import annotations
 
 import multiprocessing.util
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field, replace
 from typing import Any
 
@@ -32,7 +32,7 @@ from compoworld_assets.engine.tasks.instantiate import (
 )
 from compoworld_assets.engine.tasks.instructions import InstructionWriter
 from compoworld_assets.engine.tasks.model import Plan, Task
-from compoworld_assets.engine.tasks.packed import PackedLibrary, PackedTask
+from compoworld_assets.engine.tasks.packed import PackedLibrary, PackedTask, TaskSpill
 from compoworld_assets.engine.tasks.plan_exec import PlanExecutionError
 from compoworld_assets.engine.tasks.sampling import WalkConfig, sample_plans
 from compoworld_assets.engine.tasks.splits import (
@@ -92,8 +92,9 @@ def generate_packed_tasks(specs: Iterable[ServiceSpec], built: Mapping[str, Buil
                           ) -> tuple[list[PackedTask], list[QuarantinedTask]]:
     """Sample ``n`` plans and turn each into a gated task; returns (tasks, quarantined).
 
-    Each task comes packed (:mod:`.packed`: its seeded world is most of it), so that a round holds ~11× less
-    than as objects; unpack one at a time to replay or store it.
+    Each task comes packed (:mod:`.packed`: its seeded world is most of it), its compressed JSON spilled to an
+    anonymous temporary file as it is made (:class:`.packed.TaskSpill`), so that a round holds only the tasks'
+    heads; unpack one at a time to replay or store it.
 
     ``graph`` is the dependency graph to walk (the stored one, :func:`graph_from_tables`); without it
     the graph of the built services is computed here. Every tool it names must belong to a built
@@ -118,14 +119,19 @@ def generate_packed_tasks(specs: Iterable[ServiceSpec], built: Mapping[str, Buil
     plans = sample_plans(graph, usable, seed, n, config.walk)
     recipe = backends or BackendRecipe(LLMSettings(), SandboxLimits())
     order = reuse_order([plan.services for plan in plans])  # each task depends only on its plan and the seed
+    spill = TaskSpill()
+
+    def keep(outcome: PackedTask | QuarantinedTask) -> PackedTask | QuarantinedTask:
+        return spill.add(outcome) if isinstance(outcome, PackedTask) else outcome
+
     if workers > 1 and len(plans) > 1:
-        outcomes = _in_workers(plans, built, seed, config, recipe, workers, order)
+        outcomes = _in_workers(plans, built, seed, config, recipe, workers, order, keep)
     else:
         own_pool = pool is None
         pool = pool or recipe.runtime_pool()
         writer = writer or recipe.instruction_writer()
         try:
-            made = {i: _task_from_plan(plans[i], built, seed, config, writer, pool) for i in order}
+            made = {i: keep(_task_from_plan(plans[i], built, seed, config, writer, pool)) for i in order}
         finally:
             if own_pool:
                 pool.close()
@@ -180,11 +186,14 @@ _WORKER: dict[str, Any] = {}
 
 
 def _in_workers(plans: list[Plan], built: Mapping[str, BuiltService], seed: int, config: GenerationConfig,
-                backends: BackendRecipe, workers: int, order: list[int]) -> list[PackedTask | QuarantinedTask]:
+                backends: BackendRecipe, workers: int, order: list[int],
+                keep: Callable[[PackedTask | QuarantinedTask], PackedTask | QuarantinedTask]
+                ) -> list[PackedTask | QuarantinedTask]:
     backends = replace(backends, limits=backends.limits.shared(workers))  # the round's caps, shared out
     # Each worker gets the library packed (it mounts a few services per task) with its shared nouns worked out here.
     library = PackedLibrary.pack(built, ambiguous_nouns(specs_by_id(built)))
-    outcomes = run_isolated(plans, _worker_task, workers, _start_worker, (library, seed, config, backends), order)
+    outcomes = run_isolated(plans, _worker_task, workers, _start_worker, (library, seed, config, backends), order,
+                            keep)
     return [_lost(plan, seed, outcome) if isinstance(outcome, WorkerLost) else outcome
             for plan, outcome in zip(plans, outcomes, strict=True)]
 

@@ -7,13 +7,14 @@ from compoworld_assets.engine.runtime.service_runtime import spec_hash
 from compoworld_assets.engine.tasks.audit import audit_pool
 from compoworld_assets.engine.tasks.goal import ambiguous_nouns
 from compoworld_assets.engine.tasks.instantiate import specs_by_id
-from compoworld_assets.engine.tasks.packed import PackedLibrary, PackedTask
+from compoworld_assets.engine.tasks.packed import PackedLibrary, PackedTask, TaskSpill
 from compoworld_assets.engine.tasks.pipeline import GenerationConfig, generate_packed_tasks, generate_tasks
 
 
 def test_a_packed_task_unpacks_to_the_same_task_and_json(tiny_specs, tiny_built):
     tasks, _ = generate_tasks(tiny_specs, tiny_built, seed=3, n=8)
     assert tasks and any(s.tables for t in tasks for s in t.initial_state.services.values())
+    spill = TaskSpill()
     for task in tasks:
         packed = PackedTask.pack(task)
         assert packed.unpack() == task
@@ -24,6 +25,9 @@ def test_a_packed_task_unpacks_to_the_same_task_and_json(tiny_specs, tiny_built)
         moved = packed.updated(split="transfer")
         assert moved.head.split == moved.unpack().split == "transfer"
         assert moved.unpack().initial_state == task.initial_state
+        spilled = spill.add(packed)
+        assert not isinstance(spilled.data, bytes) and spilled.head == packed.head
+        assert spilled.compressed == packed.data and spilled.unpack() == task
 
 
 def test_packed_and_unpacked_rounds_give_the_same_tables_and_audit(tiny_specs, tiny_built, pool):
@@ -32,6 +36,7 @@ def test_packed_and_unpacked_rounds_give_the_same_tables_and_audit(tiny_specs, t
     tasks, same_quarantined = generate_tasks(tiny_specs, tiny_built, seed=3, n=12, config=config)
     assert same_quarantined == quarantined
     assert [p.unpack() for p in packed] == tasks and {t.round for t in tasks} == {"r7"}
+    assert not any(isinstance(p.data, bytes) for p in packed if p.head.split != "transfer"), "spilled"
     moved = [p for p in packed if p.head.split == "transfer"]
     assert moved and all(p.unpack().split == "transfer" for p in moved)
     assert task_tables.task_rows(packed, "r7").equals(task_tables.task_rows(tasks, "r7"))
