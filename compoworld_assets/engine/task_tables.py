@@ -3,8 +3,6 @@
 from __future__ import annotations
 
 import json
-import os
-import tempfile
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from itertools import islice
 from pathlib import Path
@@ -16,6 +14,7 @@ from pydantic import BaseModel
 from compoworld_assets.engine.canonical import content_hash
 from compoworld_assets.engine.rollout.verify import VerifiedTrajectory
 from compoworld_assets.engine.runtime.service_runtime import combination_key
+from compoworld_assets.engine.spill import SpillFile
 from compoworld_assets.engine.tasks.gate import QuarantinedTask
 from compoworld_assets.engine.tasks.model import Task, Trajectory
 from compoworld_assets.engine.tasks.packed import PackedTask
@@ -113,16 +112,11 @@ class StoredRows(Sequence[M]):
                  extra: Sequence[str] = ()) -> None:
         self._model = model
         # Lives as long as the rows; unlinked already, so nothing is left behind even if the process dies.
-        self._file = tempfile.TemporaryFile(prefix="cw-rows-")  # noqa: SIM115
+        self._spill = SpillFile(prefix="cw-rows-")
         entries = []
-        offset = 0
         for batch in frame.lazy().select(key, payload, *extra).collect_batches(chunk_size=_BATCH_ROWS):
             for row in batch.iter_rows():
-                text = row[1].encode()
-                self._file.write(text)
-                entries.append((row[0], offset, len(text), row[2:]))
-                offset += len(text)
-        self._file.flush()
+                entries.append((row[0], *self._spill.append(row[1].encode()), row[2:]))
         entries.sort(key=lambda entry: entry[0])
         self.ids: list[str] = [entry[0] for entry in entries]
         self._spans = [(entry[1], entry[2]) for entry in entries]
@@ -147,8 +141,7 @@ class StoredRows(Sequence[M]):
 
     def text(self, index: int) -> bytes:
         """Row ``index``'s JSON as stored, unparsed."""
-        offset, length = self._spans[index]
-        return os.pread(self._file.fileno(), length, offset)
+        return self._spill.read(*self._spans[index])
 
     def __iter__(self) -> Iterator[M]:
         return (self[i] for i in range(len(self)))

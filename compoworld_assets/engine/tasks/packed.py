@@ -14,9 +14,7 @@ compressed and unpacks those a task asks for, keeping only the most recently use
 
 from __future__ import annotations
 
-import os
 import pickle
-import tempfile
 import threading
 import zlib
 from collections import OrderedDict
@@ -27,6 +25,7 @@ from compoworld_assets.engine.runtime.service_runtime import known_spec_hash, sp
 from compoworld_assets.engine.runtime.state import WorldState
 from compoworld_assets.engine.service_build import BuiltService
 from compoworld_assets.engine.specs.model import ServiceSpec
+from compoworld_assets.engine.spill import SpillFile
 from compoworld_assets.engine.tasks.model import Task
 
 # zlib's fastest level: ~5× smaller than the JSON; the slower levels shrink it ~25% more at 4× the time.
@@ -73,7 +72,7 @@ class PackedTask:
 class SpilledBytes:
     """Bytes a :class:`TaskSpill` holds on disk."""
 
-    spill: TaskSpill
+    spill: SpillFile
     offset: int
     length: int
 
@@ -81,26 +80,16 @@ class SpilledBytes:
         return self.spill.read(self.offset, self.length)
 
 
-class TaskSpill:
-    """Packed tasks' compressed JSON moved to an anonymous temporary file as they are made, each task keeping
-    only its head in memory: a paper-scale round's packed tasks are ~850 MB even compressed, held by the run
-    while its workers still work. The file is unlinked from the start, so nothing is left behind; it lives as
-    long as a task spilled into it. Not thread-safe: one writer."""
+class TaskSpill(SpillFile):
+    """Packed tasks' compressed JSON moved to disk as they are made, each task keeping only its head in memory:
+    a paper-scale round's packed tasks are ~850 MB even compressed, held by the run while its workers work."""
 
     def __init__(self) -> None:
-        self._file = tempfile.TemporaryFile(prefix="cw-tasks-")  # noqa: SIM115 - lives as long as the spill
-        self._end = 0
+        super().__init__(prefix="cw-tasks-")
 
     def add(self, task: PackedTask) -> PackedTask:
         """``task`` with its compressed JSON on disk."""
-        data = task.compressed
-        os.pwrite(self._file.fileno(), data, self._end)
-        spilled = PackedTask(task.head, SpilledBytes(self, self._end, len(data)))
-        self._end += len(data)
-        return spilled
-
-    def read(self, offset: int, length: int) -> bytes:
-        return os.pread(self._file.fileno(), length, offset)
+        return PackedTask(task.head, SpilledBytes(self, *self.append(task.compressed)))
 
 
 class PackedLibrary(Mapping[str, BuiltService]):
