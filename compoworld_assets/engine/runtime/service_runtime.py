@@ -269,7 +269,8 @@ class RuntimePool:
     the library. Runtimes on standby (no process yet, :meth:`world`'s ``standby``) are held beside
     them, at most as many again: they hold a state, not a process. Then, under
     ``limits.max_live_memory_mb``, it closes more running ones, least recently mounted first, while
-    their processes' resident memory together is above the cap.
+    their processes' resident memory together, with the processes about to start counted at the running
+    ones' mean size, is above the cap.
     """
 
     def __init__(self, world_model: WorldModel | None = None, limits: SandboxLimits = DEFAULT_LIMITS) -> None:
@@ -331,8 +332,10 @@ class RuntimePool:
             return
         sizes = {key: runtime.resident_bytes() for key, runtime in self._runtimes.items() if runtime.running}
         total = sum(sizes.values())
+        # The processes about to start count too, at the running ones' mean size: the cap holds after they start.
+        starting = room * total // len(sizes) if sizes else 0
         for key in [key for key in sizes if key not in keep]:
-            if total <= self.limits.max_live_memory_mb * 2**20:
+            if total + starting <= self.limits.max_live_memory_mb * 2**20:
                 break
             total -= sizes[key]
             self._close(key)
