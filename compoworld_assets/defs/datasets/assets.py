@@ -13,6 +13,7 @@ from compoworld_assets.engine.tasks.model import Task
 from resources import StorageResource
 
 DATASET_VERSION = "1"
+RL_TASKS_VERSION = "2"  # 2: the rows name their tasks by content hash instead of copying their JSON
 DATASET_KINDS = {"python", "duckdb", "json"}
 
 SFT_SCHEMA = {"trajectory_id": pl.String, "task_id": pl.String, "round": pl.String, "domain": pl.String,
@@ -44,7 +45,7 @@ def sft_dataset(verified_trajectories: pl.LazyFrame, storage: StorageResource) -
                                "path": dg.MetadataValue.path(str(path))})
 
 
-@dg.asset(group_name="datasets", code_version=DATASET_VERSION, pool="duckdb", metadata={"primary_key": "task_id"},
+@dg.asset(group_name="datasets", code_version=RL_TASKS_VERSION, pool="duckdb", metadata={"primary_key": "task_id"},
           automation_condition=dg.AutomationCondition.eager(), kinds=DATASET_KINDS, owners=DATA_OWNERS)
 def rl_tasks(sampled_tasks: pl.LazyFrame, storage: StorageResource) -> dg.Output[pl.DataFrame]:
     """The RL split: one row per task, with how many rubric criteria reward it (and data/exports/rl_tasks.jsonl,
