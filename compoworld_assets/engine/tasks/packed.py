@@ -79,6 +79,10 @@ class SpilledBytes:
     def read(self) -> bytes:
         return self.spill.read(self.offset, self.length)
 
+    def __reduce__(self) -> tuple[type[bytes], tuple[bytes]]:
+        """Pickled as the bytes themselves: the spill file stays with its process."""
+        return bytes, (self.read(),)
+
 
 class TaskSpill(SpillFile):
     """Packed tasks' compressed JSON moved to disk as they are made, each task keeping only its head in memory:

@@ -28,6 +28,7 @@ def test_a_packed_task_unpacks_to_the_same_task_and_json(tiny_specs, tiny_built)
         spilled = spill.add(packed)
         assert not isinstance(spilled.data, bytes) and spilled.head == packed.head
         assert spilled.compressed == packed.data and spilled.unpack() == task
+        assert pickle.loads(pickle.dumps(spilled)) == packed, "crosses processes with its bytes"
 
 
 def test_packed_and_unpacked_rounds_give_the_same_tables_and_audit(tiny_specs, tiny_built, pool):
