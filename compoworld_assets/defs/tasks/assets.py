@@ -13,9 +13,16 @@ from compoworld_assets.defs.tasks.partitions import task_rounds
 from compoworld_assets.engine import tables, task_tables
 from compoworld_assets.engine.backends import BackendRecipe
 from compoworld_assets.engine.canonical import content_hash
+from compoworld_assets.engine.memory import release_freed_memory
 from compoworld_assets.engine.tasks.graph import graph_from_tables
 from compoworld_assets.engine.tasks.instantiate import TaskConfig
-from compoworld_assets.engine.tasks.pipeline import GenerationConfig, generate_packed_tasks, task_workers
+from compoworld_assets.engine.tasks.pipeline import (
+    GenerationConfig,
+    packed_library,
+    plan_round,
+    task_workers,
+    tasks_from_plans,
+)
 from compoworld_assets.engine.tasks.preview import tasks_markdown
 from compoworld_assets.engine.tasks.sampling import WalkConfig
 from compoworld_assets.task_volume import PLANS_PER_SERVICE, default_plan_count
@@ -96,15 +103,19 @@ def sample_tasks(context: dg.AssetExecutionContext, config: TaskRoundConfig, ser
     specs = tables.specs_from_rows(service_specs)
     built = tables.built_services_from_rows(specs, services)
     n_plans = config.plan_count(len(built))
-    backends = BackendRecipe(llm.settings(), sandbox.limits(), str(storage.world_model_cache))
+    seed, generation = round_seed(config.seed, round_key), config.generation(round_key)
     try:
-        packed, quarantined = generate_packed_tasks([specs[s] for s in sorted(built)], built,
-                                                    round_seed(config.seed, round_key), n_plans,
-                                                    config.generation(round_key),
-                                                    graph=graph_from_tables(dependency_graph_nodes, dependency_graph),
-                                                    workers=config.workers or task_workers(n_plans), backends=backends)
+        plans = plan_round([specs[s] for s in sorted(built)], built, seed, n_plans, generation,
+                           graph=graph_from_tables(dependency_graph_nodes, dependency_graph))
     except ValueError as exc:
         raise dg.Failure(f"{exc}: rebuild dependency_graph from the current services first") from exc
+    # The specs as objects and the graph (~400 MB at paper scale) are done with: let go before the workers start.
+    library = packed_library(built)
+    del specs, built
+    release_freed_memory()
+    backends = BackendRecipe(llm.settings(), sandbox.limits(), str(storage.world_model_cache))
+    packed, quarantined = tasks_from_plans(plans, library, seed, generation,
+                                           workers=config.workers or task_workers(n_plans), backends=backends)
     tasks = sorted((p.head for p in packed), key=lambda t: t.task_id)  # without their worlds: for the metadata
     gated = len(tasks) + sum(q.stage == "gate" for q in quarantined)
     with tempfile.TemporaryDirectory(prefix="cw-round-") as scratch:

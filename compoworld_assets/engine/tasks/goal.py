@@ -59,12 +59,17 @@ def ambiguous_nouns(specs: Mapping[str, ServiceSpec]) -> frozenset[str]:
         return specs.nouns
     key = _libraries(specs)
     if key not in _AMBIGUOUS:
-        nouns: dict[str, set[str]] = {}
-        for spec in specs.values():
-            for entity in spec.entities:
-                nouns.setdefault(entity_noun(spec, entity.name), set()).add(spec.id)
-        _AMBIGUOUS[key] = frozenset(noun for noun, owners in nouns.items() if len(owners) > 1)
+        _AMBIGUOUS[key] = shared_nouns(specs)
     return _AMBIGUOUS[key]
+
+
+def shared_nouns(specs: Mapping[str, ServiceSpec]) -> frozenset[str]:
+    """:func:`ambiguous_nouns` worked out without remembering ``specs`` (whose caller is about to let go of them)."""
+    nouns: dict[str, set[str]] = {}
+    for spec in specs.values():
+        for entity in spec.entities:
+            nouns.setdefault(entity_noun(spec, entity.name), set()).add(spec.id)
+    return frozenset(noun for noun, owners in nouns.items() if len(owners) > 1)
 
 
 class Describer:

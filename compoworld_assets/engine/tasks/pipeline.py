@@ -21,7 +21,7 @@ from compoworld_assets.engine.runtime.service_runtime import RuntimePool, WorldR
 from compoworld_assets.engine.service_build import BuiltService
 from compoworld_assets.engine.specs.model import ServiceSpec
 from compoworld_assets.engine.tasks.gate import QuarantinedTask, self_test
-from compoworld_assets.engine.tasks.goal import ambiguous_nouns
+from compoworld_assets.engine.tasks.goal import shared_nouns
 from compoworld_assets.engine.tasks.graph import built_services_graph
 from compoworld_assets.engine.tasks.instantiate import (
     TaskConfig,
@@ -90,25 +90,20 @@ def generate_packed_tasks(specs: Iterable[ServiceSpec], built: Mapping[str, Buil
                           pool: RuntimePool | None = None, graph: nx.MultiDiGraph | None = None, workers: int = 1,
                           backends: BackendRecipe | None = None
                           ) -> tuple[list[PackedTask], list[QuarantinedTask]]:
-    """Sample ``n`` plans and turn each into a gated task; returns (tasks, quarantined).
+    """Sample ``n`` plans and turn each into a gated task; returns (tasks, quarantined):
+    :func:`plan_round`, then :func:`tasks_from_plans`."""
+    plans = plan_round(specs, built, seed, n, config, graph)
+    return tasks_from_plans(plans, built, seed, config, writer, pool, workers, backends)
 
-    Each task comes packed (:mod:`.packed`: its seeded world is most of it), its compressed JSON spilled to an
-    anonymous temporary file as it is made (:class:`.packed.TaskSpill`), so that a round holds only the tasks'
-    heads; unpack one at a time to replay or store it.
 
-    ``graph`` is the dependency graph to walk (the stored one, :func:`graph_from_tables`); without it
-    the graph of the built services is computed here. Every tool it names must belong to a built
-    service (a graph older than the services would walk tools that cannot be mounted).
-    Without ``pool`` and ``writer`` they are made by ``backends`` (offline ones by default: the offline
-    world model, for mounted services that have world-model tools), and the pool is closed at the end.
+def plan_round(specs: Iterable[ServiceSpec], built: Mapping[str, BuiltService], seed: int, n: int,
+               config: GenerationConfig = GenerationConfig(), graph: nx.MultiDiGraph | None = None) -> list[Plan]:
+    """A round's ``n`` plans, walked over ``graph`` (the stored one, :func:`graph_from_tables`); without it the
+    graph of the built services is computed here. Every tool it names must belong to a built service (a graph
+    older than the services would walk tools that cannot be mounted: ``ValueError``).
 
-    With ``workers`` > 1 the plans become tasks in that many processes, each with its own runtime pool (its
-    share of ``backends.limits.max_live_services``) and instruction writer made by ``backends``; ``pool`` and
-    ``writer`` are not used then. A task depends
-    only on its plan, the seed and the services, so the result is the same for any number of workers.
-
-    One plan never costs the round: an unexpected exception while making its task quarantines it at stage
-    ``error``, and a plan whose worker process dies also when it runs alone at stage ``worker``.
+    Only this step needs every spec as objects and the graph: a caller short of memory lets go of them before
+    :func:`tasks_from_plans`, which needs only the plans and the built services (packed, :class:`.PackedLibrary`).
     """
     usable = [s for s in specs if s.id in built]
     if graph is None:
@@ -116,7 +111,31 @@ def generate_packed_tasks(specs: Iterable[ServiceSpec], built: Mapping[str, Buil
     unbuilt = sorted({data["service_id"] for _, data in graph.nodes(data=True)} - {s.id for s in usable})
     if unbuilt:
         raise ValueError(f"the dependency graph names services that are not built: {', '.join(unbuilt)}")
-    plans = sample_plans(graph, usable, seed, n, config.walk)
+    return sample_plans(graph, usable, seed, n, config.walk)
+
+
+def tasks_from_plans(plans: list[Plan], built: Mapping[str, BuiltService], seed: int,
+                     config: GenerationConfig = GenerationConfig(), writer: InstructionWriter | None = None,
+                     pool: RuntimePool | None = None, workers: int = 1, backends: BackendRecipe | None = None
+                     ) -> tuple[list[PackedTask], list[QuarantinedTask]]:
+    """Each plan turned into a gated task; returns (tasks, quarantined).
+
+    Each task comes packed (:mod:`.packed`: its seeded world is most of it), its compressed JSON spilled to an
+    anonymous temporary file as it is made (:class:`.packed.TaskSpill`), so that a round holds only the tasks'
+    heads; unpack one at a time to replay or store it.
+
+    Without ``pool`` and ``writer`` they are made by ``backends`` (offline ones by default: the offline
+    world model, for mounted services that have world-model tools), and the pool is closed at the end.
+
+    With ``workers`` > 1 the plans become tasks in that many processes, each with its own runtime pool (its
+    share of ``backends.limits.max_live_services``) and instruction writer made by ``backends``; ``pool`` and
+    ``writer`` are not used then. Each worker gets ``built`` packed (as given when it is a
+    :class:`.PackedLibrary`). A task depends only on its plan, the seed and the services, so the result is the
+    same for any number of workers.
+
+    One plan never costs the round: an unexpected exception while making its task quarantines it at stage
+    ``error``, and a plan whose worker process dies also when it runs alone at stage ``worker``.
+    """
     recipe = backends or BackendRecipe(LLMSettings(), SandboxLimits())
     order = reuse_order([plan.services for plan in plans])  # each task depends only on its plan and the seed
     spill = TaskSpill()
@@ -139,6 +158,13 @@ def generate_packed_tasks(specs: Iterable[ServiceSpec], built: Mapping[str, Buil
     tasks = [o for o in outcomes if isinstance(o, PackedTask)]
     quarantined = [o for o in outcomes if isinstance(o, QuarantinedTask)]
     return _with_transfer(tasks, config.transfer_services), quarantined
+
+
+def packed_library(built: Mapping[str, BuiltService]) -> PackedLibrary:
+    """``built`` as task workers get it: packed, with the record nouns its services share worked out."""
+    if isinstance(built, PackedLibrary):
+        return built
+    return PackedLibrary.pack(built, shared_nouns(specs_by_id(built)))
 
 
 def _with_transfer(tasks: list[PackedTask], transfer_services: tuple[str, ...]) -> list[PackedTask]:
@@ -190,8 +216,7 @@ def _in_workers(plans: list[Plan], built: Mapping[str, BuiltService], seed: int,
                 keep: Callable[[PackedTask | QuarantinedTask], PackedTask | QuarantinedTask]
                 ) -> list[PackedTask | QuarantinedTask]:
     backends = replace(backends, limits=backends.limits.shared(workers))  # the round's caps, shared out
-    # Each worker gets the library packed (it mounts a few services per task) with its shared nouns worked out here.
-    library = PackedLibrary.pack(built, ambiguous_nouns(specs_by_id(built)))
+    library = packed_library(built)  # a worker mounts a few services per task, unpacked as they are asked for
     outcomes = run_isolated(plans, _worker_task, workers, _start_worker, (library, seed, config, backends), order,
                             keep)
     return [_lost(plan, seed, outcome) if isinstance(outcome, WorkerLost) else outcome

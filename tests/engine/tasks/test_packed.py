@@ -1,6 +1,8 @@
 """Packed tasks and libraries: the same values back, stored, audited and generated from without a difference."""
 
+import gc
 import pickle
+import weakref
 
 from compoworld_assets.engine import task_tables
 from compoworld_assets.engine.runtime.service_runtime import spec_hash
@@ -8,7 +10,14 @@ from compoworld_assets.engine.tasks.audit import audit_pool
 from compoworld_assets.engine.tasks.goal import ambiguous_nouns
 from compoworld_assets.engine.tasks.instantiate import specs_by_id
 from compoworld_assets.engine.tasks.packed import PackedLibrary, PackedTask, TaskSpill
-from compoworld_assets.engine.tasks.pipeline import GenerationConfig, generate_packed_tasks, generate_tasks
+from compoworld_assets.engine.tasks.pipeline import (
+    GenerationConfig,
+    generate_packed_tasks,
+    generate_tasks,
+    packed_library,
+    plan_round,
+    tasks_from_plans,
+)
 
 
 def test_a_packed_task_unpacks_to_the_same_task_and_json(tiny_specs, tiny_built):
@@ -62,3 +71,22 @@ def test_a_packed_library_unpacks_services_on_use_and_keeps_only_the_recent_ones
     sent = pickle.dumps(library)
     assert pickle.dumps(pickle.loads(sent)) == sent  # only the packed services travel, never the unpacked ones
     assert pickle.loads(sent)[second] == tiny_built[second]
+
+
+def test_a_round_planned_then_made_from_its_packed_library_holds_none_of_the_specs(tiny_specs, tiny_built):
+    """The sampling step lets go of the specs and the graph between planning and making tasks (memory): nothing
+    in the engine may keep them alive, and tasks made from the packed library are those of the one-call round."""
+    built = {sid: service.model_copy(update={"spec": service.spec.model_copy(deep=True)})
+             for sid, service in tiny_built.items()}
+    specs = [built[s.id].spec for s in tiny_specs]
+    alive = [weakref.ref(spec) for spec in specs]
+    plans = plan_round(specs, built, seed=3, n=10)
+    library = packed_library(built)
+    assert ambiguous_nouns(specs_by_id(library)) == ambiguous_nouns(specs_by_id(tiny_built))
+    del specs, built
+    gc.collect()
+    assert not any(ref() for ref in alive), "a spec outlived the round's planning"
+    packed, quarantined = tasks_from_plans(plans, library, seed=3)
+    same_packed, same_quarantined = generate_packed_tasks(tiny_specs, tiny_built, seed=3, n=10)
+    assert [p.unpack() for p in packed] == [p.unpack() for p in same_packed]
+    assert quarantined == same_quarantined
