@@ -11,6 +11,7 @@ two threads asking for a new object at once may both compute its value.
 from __future__ import annotations
 
 import threading
+import weakref
 from collections import OrderedDict
 from collections.abc import Callable
 from typing import Generic, TypeVar
@@ -47,6 +48,42 @@ class IdentityCache(Generic[K, V]):
             self._entries.move_to_end(key)
             if self._size is not None and len(self._entries) > self._size:
                 self._entries.popitem(last=False)
+
+    def __len__(self) -> int:
+        return len(self._entries)
+
+
+class WeakIdentityCache(Generic[K, V]):
+    """``cache(obj)`` is ``compute(obj)``, computed once per object for as long as the object lives.
+
+    For values derived from objects their owner holds anyway (a library's specs, mounted again and again):
+    unlike :class:`IdentityCache` it keeps no object alive, so it needs no bound, and a library larger than a
+    bound is not hashed again and again. An entry goes when its object is collected (a weak reference's
+    callback, which runs before the object's id can be given to another one). Safe to share between threads.
+    """
+
+    def __init__(self, compute: Callable[[K], V]) -> None:
+        self._compute = compute
+        self._entries: dict[int, tuple[weakref.ref[K], V]] = {}
+
+    def __call__(self, obj: K) -> V:
+        entry = self._entries.get(id(obj))
+        if entry is not None and entry[0]() is obj:
+            return entry[1]
+        value = self._compute(obj)
+        self.put(obj, value)
+        return value
+
+    def put(self, obj: K, value: V) -> None:
+        """Record ``value`` for ``obj`` without computing it (known from an equal object met before)."""
+        key = id(obj)
+
+        def forget(ref: weakref.ref[K]) -> None:
+            entry = self._entries.get(key)
+            if entry is not None and entry[0] is ref:
+                self._entries.pop(key, None)
+
+        self._entries[key] = (weakref.ref(obj, forget), value)
 
     def __len__(self) -> int:
         return len(self._entries)

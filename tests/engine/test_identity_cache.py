@@ -1,9 +1,10 @@
-"""IdentityCache: one computation per object, never a value computed for another object."""
+"""IdentityCache and WeakIdentityCache: one computation per object, never a value computed for another object."""
 
+import gc
 import sys
 import threading
 
-from compoworld_assets.engine.identity_cache import IdentityCache
+from compoworld_assets.engine.identity_cache import IdentityCache, WeakIdentityCache
 
 
 def test_computes_once_per_object_and_again_for_an_equal_one() -> None:
@@ -58,3 +59,26 @@ def test_threads_sharing_a_small_cache_get_their_own_values() -> None:
     finally:
         sys.setswitchinterval(interval)
     assert not errors and not wrong
+
+
+class _Value:
+    """A weakly referenceable object (lists are not)."""
+
+    def __init__(self, n: int) -> None:
+        self.n = n
+
+
+def test_a_weak_cache_computes_once_per_living_object_and_keeps_none_alive() -> None:
+    calls: list[int] = []
+    cache: WeakIdentityCache[_Value, int] = WeakIdentityCache(lambda obj: calls.append(obj.n) or obj.n)
+    held = [_Value(n) for n in range(300)]  # more than any bound: a library's specs
+    assert [cache(v) for v in held] == [cache(v) for v in held] == list(range(300))
+    assert calls == list(range(300)) and len(cache) == 300
+    del held
+    gc.collect()
+    assert len(cache) == 0, "an entry outlived its object"
+    values = [cache(_Value(n)) for n in range(200)]  # each dropped at once: ids are reused, values never
+    assert values == list(range(200)) and len(cache) == 0
+    known = _Value(7)
+    cache.put(known, 70)
+    assert cache(known) == 70 and calls.count(7) == 2

@@ -23,7 +23,7 @@ from typing import Any, Self
 
 from compoworld_assets.engine.canonical import canonical_json
 from compoworld_assets.engine.envelope import INTERNAL_ERROR, INVALID_ARGUMENTS, UNKNOWN_TOOL, error
-from compoworld_assets.engine.identity_cache import IdentityCache
+from compoworld_assets.engine.identity_cache import WeakIdentityCache
 from compoworld_assets.engine.runtime.executor import SandboxLimits
 from compoworld_assets.engine.runtime.sandbox import DEFAULT_LIMITS, SandboxedExecutor
 from compoworld_assets.engine.runtime.state import ServiceState, WorldState
@@ -60,9 +60,11 @@ CHECK_VALUES_ENV = "COMPOWORLD_CHECK_STATE_VALUES"
 
 
 # A spec's content hash, once per spec object: every runtime started and every world mounted needs it, and
-# dumping a large spec (hundreds of tools) to hash it cost more than starting its process. Bounded (each entry
-# holds its spec alive) at a few times the specs a runtime pool mounts (sandbox.max_live_services, 64).
-_spec_hash: IdentityCache[ServiceSpec, str] = IdentityCache(ServiceSpec.content_hash, size=256)
+# dumping a large spec (hundreds of tools) to hash it cost more than starting its process. Held as long as the
+# spec lives: a bound smaller than the library (a rollout pads each world with random services of hundreds)
+# had most mounts hash a spec again. A module's source hash likewise.
+_spec_hash: WeakIdentityCache[ServiceSpec, str] = WeakIdentityCache(ServiceSpec.content_hash)
+_source_hash: WeakIdentityCache[SynthesizedModule, str] = WeakIdentityCache(lambda module: module.source_hash)
 
 
 def spec_hash(spec: ServiceSpec) -> str:
@@ -346,7 +348,7 @@ class RuntimePool:
 
     def _key(self, mount: ServiceMount) -> tuple[_Key, dict[str, str]]:
         routes = resolve_implementation(mount.spec, mount.module, mount.implementation)
-        key = (mount.spec.id, _spec_hash(mount.spec), mount.module.source_hash, canonical_json(routes))
+        key = (mount.spec.id, _spec_hash(mount.spec), _source_hash(mount.module), canonical_json(routes))
         return key, routes
 
     def _new_runtime(self, mount: ServiceMount, routes: dict[str, str], lazy: bool = False) -> ServiceRuntime:
