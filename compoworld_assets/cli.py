@@ -24,8 +24,9 @@ import shutil
 import signal
 import sys
 import warnings
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from pathlib import Path
+from typing import Any
 
 from compoworld_assets.task_volume import MIN_PLANS, PLANS_PER_SERVICE, services_before_growth
 
@@ -217,11 +218,14 @@ def _database(data_dir: str) -> Path:
 
 
 _EXPORT_BATCH = 64
+# Each export's rows as (key, JSON line); written in key order. A task is ~650 KB of JSON at paper scale, so the
+# rows are not sorted by DuckDB (whose sort held every line: 4.3 GB for a paper-scale round's RL tasks) but
+# parked on disk as they come and written out by key (engine/spill.in_key_order).
 EXPORTS = {
-    "sft.jsonl": "select sample_json from pipeline.sft_dataset order by trajectory_id",
-    "rl_tasks.jsonl": "select s.task_json from pipeline.rl_tasks r join pipeline.sampled_tasks s "
-                      "using (task_id, task_hash) order by task_id",
-    "samples.jsonl": "select sample_json from pipeline.verified_trajectories where passed order by trajectory_id",
+    "sft.jsonl": "select trajectory_id, sample_json from pipeline.sft_dataset",
+    "rl_tasks.jsonl": "select task_id, s.task_json from pipeline.rl_tasks r join pipeline.sampled_tasks s "
+                      "using (task_id, task_hash)",
+    "samples.jsonl": "select trajectory_id, sample_json from pipeline.verified_trajectories where passed",
 }
 
 
@@ -229,6 +233,8 @@ def export(data_dir: str, target: Path) -> dict[str, int]:
     """Write the SFT samples, RL tasks and every kept trajectory as JSON lines under ``target``."""
     import duckdb
     from tqdm import tqdm
+
+    from compoworld_assets.engine.spill import in_key_order
 
     database = _database(data_dir)
     target.mkdir(parents=True, exist_ok=True)
@@ -239,11 +245,17 @@ def export(data_dir: str, target: Path) -> dict[str, int]:
             written[name] = 0
             with (target / name).open("w", encoding="utf-8") as out, \
                     tqdm(desc=name, unit="row", file=sys.stdout) as progress:
-                while rows := result.fetchmany(_EXPORT_BATCH):  # a few rows at a time: tasks are ~650 KB each
-                    out.writelines(line + "\n" for (line,) in rows)
-                    written[name] += len(rows)
-                    progress.update(len(rows))
+                for line in in_key_order(_fetched(result)):
+                    out.write(line + "\n")
+                    written[name] += 1
+                    progress.update(1)
     return written
+
+
+def _fetched(result: Any) -> Iterator[tuple[str, str]]:
+    """A DuckDB result's rows, fetched a few at a time."""
+    while rows := result.fetchmany(_EXPORT_BATCH):
+        yield from rows
 
 
 def summarize(database: Path) -> dict[str, int]:
