@@ -116,8 +116,9 @@ def _world(plan: Plan, specs: Mapping[str, ServiceSpec], seed: int,
 
 def _draft(plan: Plan, specs: Mapping[str, ServiceSpec], seed: int, split: Split, config: TaskConfig,
            draw: int, world: tuple[list[str], WorldState] | None = None) -> Task:
+    # Not copied: the drafts of one plan share its seeded world, which nothing changes in place (states are
+    # values; whoever changes one takes a snapshot first, as the traps do).
     distractors, world_state = world or _world(plan, specs, seed, config)
-    world_state = world_state.snapshot()
     needed = plan.services
     rng = random.Random(f"task:{seed}:{plan.plan_hash()}:{draw}")
     resolved = Plan(steps=[_resolve_step(step, plan, world_state, specs, rng) for step in plan.steps])
