@@ -26,6 +26,7 @@ from compoworld_assets.defs.training import assets as training_assets
 from compoworld_assets.defs.training import checks as training_checks
 from compoworld_assets.defs.trajectories import assets as trajectories_assets
 from compoworld_assets.defs.trajectories import checks as trajectories_checks
+from compoworld_assets.launch import FORKSERVER_EXECUTOR
 from resources import (
     PARTITIONS_IO_MANAGER,
     ComputeResource,
@@ -86,9 +87,30 @@ def _executor_config(config: dict) -> dict:
 
 
 EXECUTOR = dg.multi_or_in_process_executor.configured(
-    _executor_config, name="forkserver_or_in_process",
+    _executor_config, name=FORKSERVER_EXECUTOR,
     config_schema={"in_process": dg.Field(bool, default_value=False,
                                           description="run every step in the run's process")})
+
+# Where the steps of this location's jobs run, by COMPOWORLD_EXECUTOR: processes of this machine (the default) or
+# Kubernetes Jobs.
+STEP_EXECUTORS = ("forkserver", "k8s")
+
+
+def step_executor(name: str | None = None) -> dg.ExecutorDefinition:
+    """The executor named by ``name`` (default: COMPOWORLD_EXECUTOR, else ``forkserver``).
+
+    ``forkserver`` is :data:`EXECUTOR`. ``k8s`` runs each step as a Kubernetes Job whose pod runs ``dagster api
+    execute_step`` (dagster-k8s ``k8s_job_executor``): the run config's ``execution.config`` names the image,
+    namespace and env (docs/scaling.md), and the pods must share the data folder and the Dagster instance.
+    """
+    name = name or os.environ.get("COMPOWORLD_EXECUTOR") or "forkserver"
+    if name not in STEP_EXECUTORS:
+        raise ValueError(f"COMPOWORLD_EXECUTOR={name!r}: use one of {', '.join(STEP_EXECUTORS)}")
+    if name == "k8s":
+        from dagster_k8s import k8s_job_executor
+
+        return k8s_job_executor
+    return EXECUTOR
 
 
 @dg.definitions
@@ -101,5 +123,5 @@ def defs() -> dg.Definitions:
         sensors=[spec_drop_folder.spec_drop_folder_sensor, run_failure_recorder, dead_run_reaper, automation_sensor,
                  evaluation_sensors.sft_checkpoint_sensor, evaluation_sensors.rl_checkpoint_sensor],
         resources=build_resources(),
-        executor=EXECUTOR,
+        executor=step_executor(),
     )

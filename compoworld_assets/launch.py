@@ -35,6 +35,7 @@ COMMAND_TAG = "compoworld/command"
 SEED_TAG = "compoworld/seed"
 CONFIG_HASH_TAG = "compoworld/config_hash"
 IN_PROCESS = {"execution": {"config": {"in_process": True}}}
+FORKSERVER_EXECUTOR = "forkserver_or_in_process"  # the name of definitions.EXECUTOR
 
 
 def command_tags(command: str, run_config: Mapping[str, Any], seed: int | None = None) -> dict[str, str]:
@@ -73,7 +74,9 @@ def launch(instance: dg.DagsterInstance, job_name: str, *, run_config: Mapping[s
     """
     job = _job(job_name, assets)
     definition = job.get_definition()
-    config = {**IN_PROCESS, **dict(run_config or {})}
+    # On this machine's executor the steps run in this process; on Kubernetes they are pods (run_config sets them up).
+    in_process = IN_PROCESS if definition.executor_def.name == FORKSERVER_EXECUTOR else {}
+    config = {**in_process, **dict(run_config or {})}
     all_tags = dict(tags or {})
     if partition_key is not None:
         all_tags.update(definition.get_tags_for_partition_key(partition_key, selected_asset_keys=None))

@@ -1,6 +1,7 @@
 """Snapshot of the whole code location: every asset key, check, job and sensor."""
 
 import dagster as dg
+import pytest
 
 from compoworld_assets.definitions import all_asset_checks, all_assets, defs
 from resources import PARTITIONS_IO_MANAGER
@@ -199,3 +200,18 @@ def test_every_duckdb_step_and_only_those_hold_the_duckdb_pool():
     unpooled = LONG_JOB_OPS | writes_delta
     wrong = sorted(name for name, pool in pools.items() if (pool == "duckdb") == (name in unpooled))
     assert wrong == []
+
+
+def test_the_step_executor_is_chosen_by_name_and_an_unknown_one_is_refused(monkeypatch):
+    from dagster_k8s import k8s_job_executor
+
+    from compoworld_assets import definitions
+
+    monkeypatch.delenv("COMPOWORLD_EXECUTOR", raising=False)
+    assert definitions.step_executor() is definitions.EXECUTOR  # the default
+    assert definitions.step_executor("k8s") is k8s_job_executor
+    monkeypatch.setenv("COMPOWORLD_EXECUTOR", "k8s")
+    assert definitions.defs().get_job_def("build_services_job").executor_def is k8s_job_executor
+    monkeypatch.setenv("COMPOWORLD_EXECUTOR", "slurm")
+    with pytest.raises(ValueError, match="COMPOWORLD_EXECUTOR='slurm': use one of forkserver, k8s"):
+        definitions.step_executor()

@@ -2,11 +2,13 @@
 
 No real API server can run on the CI machines (no Docker, kind, k3s or envtest binaries), so
 the tests point the real ``kubernetes`` client and unmodified dagster-k8s ``PipesK8sClient``
-at this stdlib HTTP server on 127.0.0.1. It implements only the core/v1 calls PipesK8sClient
-makes (create, list by field selector, read, delete pods; read pod logs, following and with
-timestamps; list events) and runs each pod's first container ``command + args`` as a local
-process with the container's env and ``workingDir``. The image, resources, volumes and
-node selector are recorded (``FakeKubernetes.created``) but not enforced.
+and ``k8s_job_executor`` at this stdlib HTTP server on 127.0.0.1. It implements only the calls they
+make: core/v1 pods (create, list by field or label selector, read, delete; read pod logs, following
+and with timestamps; list events) and batch/v1 jobs (create, read status, delete), each job running
+one pod made from its template, labelled ``job-name``. Every pod runs its first container's
+``command + args`` as a local process with the container's env and ``workingDir``. The image,
+resources, volumes and node selector are recorded (``FakeKubernetes.created``, and the jobs in
+``FakeKubernetes.jobs``) but not enforced.
 """
 
 import json
@@ -23,6 +25,7 @@ from urllib.parse import parse_qs, urlparse
 
 POD_PATH = re.compile(r"^/api/v1/namespaces/([^/]+)/pods(?:/([^/]+))?(/log)?$")
 EVENTS_PATH = re.compile(r"^/api/v1/namespaces/([^/]+)/events$")
+JOB_PATH = re.compile(r"^/apis/batch/v1/namespaces/([^/]+)/jobs(?:/([^/]+))?(/status)?$")
 
 
 def rfc3339nano(ns: int) -> str:
@@ -80,6 +83,7 @@ class FakeKubernetes:
     def __init__(self):
         self.pods: dict[tuple[str, str], FakePod] = {}
         self.created: list[dict[str, Any]] = []
+        self.jobs: dict[tuple[str, str], dict[str, Any]] = {}  # (namespace, name) -> the job as created
         self.lock = threading.Lock()
         self.server = ThreadingHTTPServer(("127.0.0.1", 0), _handler_for(self))
         self.server.daemon_threads = True
@@ -137,12 +141,43 @@ class FakeKubernetes:
         with self.lock:
             return self.pods.get((namespace, name))
 
-    def list_pods(self, namespace: str, field_selector: str | None) -> list[FakePod]:
+    def list_pods(self, namespace: str, field_selector: str | None,
+                  label_selector: str | None = None) -> list[FakePod]:
         by_name = field_selector and "metadata.name=" in field_selector
         wanted = field_selector.split("=", 1)[1] if by_name else None
+        labels = dict(term.split("=", 1) for term in label_selector.split(",")) if label_selector else {}
         with self.lock:
             return [pod for (ns, name), pod in sorted(self.pods.items())
-                    if ns == namespace and (wanted is None or name == wanted)]
+                    if ns == namespace and (wanted is None or name == wanted)
+                    and labels.items() <= (pod.body["metadata"].get("labels") or {}).items()]
+
+    def create_job(self, namespace: str, body: dict[str, Any]) -> dict[str, Any]:
+        """A batch/v1 Job runs one pod from its template, named after it and labelled ``job-name``."""
+        name = body["metadata"]["name"]
+        template = body["spec"]["template"]
+        metadata = {**(template.get("metadata") or {}), "name": f"{name}-pod"}
+        metadata["labels"] = {**(metadata.get("labels") or {}), "job-name": name}
+        self.create_pod(namespace, {**template, "metadata": metadata})
+        with self.lock:
+            self.jobs[(namespace, name)] = body
+        return self.job_manifest(namespace, name)
+
+    def job_manifest(self, namespace: str, name: str) -> dict[str, Any] | None:
+        with self.lock:
+            body = self.jobs.get((namespace, name))
+            pod = self.pods.get((namespace, f"{name}-pod"))
+        if body is None:
+            return None
+        code = None if pod is None else pod.exit_code
+        status = ({"active": 1} if pod is not None and code is None else
+                  {"succeeded": 1} if code == 0 else {"failed": 1})
+        return {**body, "apiVersion": "batch/v1", "kind": "Job", "status": status}
+
+    def delete_job(self, namespace: str, name: str) -> dict[str, Any] | None:
+        manifest = self.job_manifest(namespace, name)
+        with self.lock:
+            self.jobs.pop((namespace, name), None)
+        return manifest
 
 
 def _stop(pod: FakePod) -> None:
@@ -157,13 +192,22 @@ def _handler_for(cluster: FakeKubernetes) -> type[BaseHTTPRequestHandler]:
             pass
 
         def do_POST(self) -> None:
-            match = POD_PATH.match(urlparse(self.path).path)
+            path = urlparse(self.path).path
+            job = JOB_PATH.match(path)
+            match = POD_PATH.match(path)
+            if job and not job.group(2):
+                body = json.loads(self.rfile.read(int(self.headers.get("Content-Length", 0))))
+                return self._json(201, cluster.create_job(job.group(1), body))
             if not match or match.group(2):
                 return self._status(404, "NotFound")
             body = json.loads(self.rfile.read(int(self.headers.get("Content-Length", 0))))
             self._json(201, cluster.create_pod(match.group(1), body).manifest())
 
         def do_DELETE(self) -> None:
+            job = JOB_PATH.match(urlparse(self.path).path)
+            if job and job.group(2):
+                manifest = cluster.delete_job(job.group(1), job.group(2))
+                return self._json(200, manifest) if manifest else self._status(404, "NotFound")
             match = POD_PATH.match(urlparse(self.path).path)
             pod = cluster.delete_pod(match.group(1), match.group(2)) if match and match.group(2) else None
             if pod is None:
@@ -175,12 +219,16 @@ def _handler_for(cluster: FakeKubernetes) -> type[BaseHTTPRequestHandler]:
             query = {key: values[0] for key, values in parse_qs(url.query).items()}
             if EVENTS_PATH.match(url.path):
                 return self._json(200, {"apiVersion": "v1", "kind": "EventList", "items": []})
+            job = JOB_PATH.match(url.path)
+            if job and job.group(2):
+                manifest = cluster.job_manifest(job.group(1), job.group(2))
+                return self._json(200, manifest) if manifest else self._status(404, "NotFound")
             match = POD_PATH.match(url.path)
             if not match:
                 return self._status(404, "NotFound")
             namespace, name, log = match.groups()
             if name is None:
-                pods = cluster.list_pods(namespace, query.get("fieldSelector"))
+                pods = cluster.list_pods(namespace, query.get("fieldSelector"), query.get("labelSelector"))
                 return self._json(200, {"apiVersion": "v1", "kind": "PodList",
                                         "items": [pod.manifest() for pod in pods]})
             pod = cluster.find(namespace, name)
