@@ -282,7 +282,8 @@ def grpo_plan(context: dg.OpExecutionContext, config: GRPOTrainingConfig, rl_tas
     except LookupError as exc:
         raise dg.Failure(description=f"{exc}: materialize rl_tasks again") from exc
     built = tables.built_services_from_rows(tables.specs_from_rows(service_specs), services)
-    tasks = (task for task in stored if set(task.services) <= set(built))  # parsed one at a time
+    mountable = set(built)
+    tasks = (task for task in stored if mountable.issuperset(task.services))  # parsed one at a time
     incoming = storage.path("models", "rl_checkpoint", f".incoming-{uuid.uuid4().hex}", "rl.jsonl")
     try:
         if not write_rl_file(tasks, built, incoming, tables.seed_states_from_rows(services), mode=config.mode):
