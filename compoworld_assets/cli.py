@@ -217,15 +217,29 @@ def _database(data_dir: str) -> Path:
     return database
 
 
-_EXPORT_BATCH = 64
-# Each export's rows as (key, JSON line); written in key order. A task is ~650 KB of JSON at paper scale, so the
-# rows are not sorted by DuckDB (whose sort held every line: 4.3 GB for a paper-scale round's RL tasks) but
-# parked on disk as they come and written out by key (engine/spill.in_key_order).
+_EXPORT_BATCH = 256  # ~170 MB of RL task JSON at paper scale; each batch scans the table again
+# Each export: its keys in order, and its lines for a batch of keys (``$keys``), filtered on the table scanned so that
+# DuckDB reads only their rows. DuckDB's Python client holds a whole result in memory, streamed or not, when its
+# rows carry large texts (duckdb-python#617), and a paper-scale round's RL tasks are GBs of JSON (~650 KB a task):
+# one query for them all peaked at 4.1 GB; in batches the export of a paper-scale data folder peaks at 1.6 GB.
 EXPORTS = {
-    "sft.jsonl": "select trajectory_id, sample_json from pipeline.sft_dataset",
-    "rl_tasks.jsonl": "select task_id, s.task_json from pipeline.rl_tasks r join pipeline.sampled_tasks s "
-                      "using (task_id, task_hash)",
-    "samples.jsonl": "select trajectory_id, sample_json from pipeline.verified_trajectories where passed",
+    "sft.jsonl": (
+        "select trajectory_id from pipeline.sft_dataset",
+        ("select sample_json from pipeline.sft_dataset where trajectory_id in (select unnest($keys)) "
+         "order by trajectory_id"),
+    ),
+    # the RL split's tasks, as rl_tasks names them (id and content hash), from sampled_tasks
+    "rl_tasks.jsonl": (
+        "select task_id from pipeline.rl_tasks r join pipeline.sampled_tasks s using (task_id, task_hash)",
+        ("select task_json from pipeline.sampled_tasks where task_id in (select unnest($keys)) "
+         "and task_hash in (select task_hash from pipeline.rl_tasks where task_id in (select unnest($keys))) "
+         "order by task_id"),
+    ),
+    "samples.jsonl": (
+        "select trajectory_id from pipeline.verified_trajectories where passed",
+        ("select sample_json from pipeline.verified_trajectories where passed "
+         "and trajectory_id in (select unnest($keys)) order by trajectory_id"),
+    ),
 }
 
 
@@ -234,28 +248,27 @@ def export(data_dir: str, target: Path) -> dict[str, int]:
     import duckdb
     from tqdm import tqdm
 
-    from compoworld_assets.engine.spill import in_key_order
-
     database = _database(data_dir)
     target.mkdir(parents=True, exist_ok=True)
     written = {}
     with duckdb.connect(str(database), read_only=True) as con:
-        for name, sql in EXPORTS.items():
-            result = con.execute(sql)
+        for name, (keys_sql, lines_sql) in EXPORTS.items():
             written[name] = 0
             with (target / name).open("w", encoding="utf-8") as out, \
                     tqdm(desc=name, unit="row", file=sys.stdout) as progress:
-                for line in in_key_order(_fetched(result)):
+                for line in _lines_by_key(con, keys_sql, lines_sql):
                     out.write(line + "\n")
                     written[name] += 1
                     progress.update(1)
     return written
 
 
-def _fetched(result: Any) -> Iterator[tuple[str, str]]:
-    """A DuckDB result's rows, fetched a few at a time."""
-    while rows := result.fetchmany(_EXPORT_BATCH):
-        yield from rows
+def _lines_by_key(con: Any, keys_sql: str, lines_sql: str) -> Iterator[str]:
+    """The lines of an export in key order: its distinct keys first, then the lines of :data:`_EXPORT_BATCH` keys
+    per query, so that no result holds more than a batch of lines."""
+    keys = [key for (key,) in con.execute(f"select distinct * from ({keys_sql}) order by 1").fetchall()]
+    for start in range(0, len(keys), _EXPORT_BATCH):
+        yield from (line for (line,) in con.execute(lines_sql, {"keys": keys[start:start + _EXPORT_BATCH]}).fetchall())
 
 
 def summarize(database: Path) -> dict[str, int]:

@@ -8,8 +8,6 @@ from __future__ import annotations
 
 import os
 import tempfile
-from collections.abc import Iterable, Iterator
-from typing import Any
 
 
 class SpillFile:
@@ -30,13 +28,3 @@ class SpillFile:
     def read(self, offset: int, length: int) -> bytes:
         return os.pread(self._file.fileno(), length, offset)
 
-
-def in_key_order(rows: Iterable[tuple[Any, str]], prefix: str = "cw-sort-") -> Iterator[str]:
-    """The texts of ``(key, text)`` rows in key order (rows with equal keys as they came), holding only keys and
-    offsets: the texts wait in a :class:`SpillFile`. A database sorting the rows would hold every text (GBs of
-    task JSON at paper scale) in its sort."""
-    spill = SpillFile(prefix=prefix)
-    entries = [(key, *spill.append(text.encode("utf-8"))) for key, text in rows]
-    entries.sort(key=lambda entry: entry[0])  # stable
-    for _, offset, length in entries:
-        yield spill.read(offset, length).decode("utf-8")

@@ -15,22 +15,23 @@ def cli_env(project_env, monkeypatch):
     return project_env
 
 
-def test_export_writes_sft_rl_and_samples(tmp_path):
+def test_export_writes_sft_rl_and_samples(tmp_path, monkeypatch):
+    monkeypatch.setattr(cli, "_EXPORT_BATCH", 1)  # a query per key: the order holds across batches
     data = tmp_path / "data"
     data.mkdir()
     with duckdb.connect(str(data / "compoworld.duckdb")) as con:
         con.execute("create schema pipeline")
         con.execute("create table pipeline.sft_dataset as select * from (values ('t2', '{\"id\": 2}'), "
-                    "('t1', '{\"id\": 1}')) v(trajectory_id, sample_json)")
+                    "('t3', '{\"id\": 3}'), ('t1', '{\"id\": 1}')) v(trajectory_id, sample_json)")
         con.execute("create table pipeline.rl_tasks as select 'k1' task_id, 'h1' task_hash")
         con.execute("create table pipeline.sampled_tasks as select * from (values ('k1', 'h1', '{\"task\": 1}'), "
                     "('k2', 'h2', '{\"task\": 2}')) v(task_id, task_hash, task_json)")
         con.execute("create table pipeline.verified_trajectories as select * from (values "
                     "('t1', '{\"id\": 1}', true), ('t3', '{\"id\": 3}', false)) v(trajectory_id, sample_json, passed)")
     written = cli.export(str(data), tmp_path / "out")
-    assert written == {"sft.jsonl": 2, "rl_tasks.jsonl": 1, "samples.jsonl": 1}
+    assert written == {"sft.jsonl": 3, "rl_tasks.jsonl": 1, "samples.jsonl": 1}
     sft = [json.loads(line) for line in (tmp_path / "out" / "sft.jsonl").read_text().splitlines()]
-    assert sft == [{"id": 1}, {"id": 2}], "ordered by trajectory id"
+    assert sft == [{"id": 1}, {"id": 2}, {"id": 3}], "ordered by trajectory id"
     assert (tmp_path / "out" / "samples.jsonl").read_text() == '{"id": 1}\n'
     assert (tmp_path / "out" / "rl_tasks.jsonl").read_text() == '{"task": 1}\n', "the RL split's tasks, from sampled_tasks"
 
