@@ -27,4 +27,3 @@ class SpillFile:
 
     def read(self, offset: int, length: int) -> bytes:
         return os.pread(self._file.fileno(), length, offset)
-
