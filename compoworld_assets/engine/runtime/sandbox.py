@@ -40,7 +40,6 @@ import json
 import math
 import os
 import select
-import shutil
 import signal
 import subprocess
 import tempfile
@@ -67,6 +66,7 @@ from compoworld_assets.engine.envelope import (
 )
 from compoworld_assets.engine.runtime import isolation
 from compoworld_assets.engine.runtime.executor import SandboxLimits
+from compoworld_assets.engine.runtime.scratch import ScratchFolder
 from compoworld_assets.engine.runtime.state import ServiceState
 
 ALLOWED_IMPORTS = (
@@ -257,14 +257,14 @@ class _Child:
 class _Resources:
     """What must be released on close or garbage collection (held apart from the executor)."""
 
-    scratch: Path
+    scratch: ScratchFolder
     child: _Child | None = None
 
     def release(self) -> None:
         if self.child is not None:
             self.child.stop()
             self.child = None
-        shutil.rmtree(self.scratch, ignore_errors=True)
+        self.scratch.remove()
 
 
 def _encode(message: dict[str, Any]) -> bytes:
@@ -330,10 +330,8 @@ class SandboxedExecutor:
             "allowed_imports": list(ALLOWED_IMPORTS),
             "seccomp": base64.b64encode(isolation.seccomp_program()).decode(),
         }
-        if limits.scratch_root is not None:
-            Path(limits.scratch_root).mkdir(parents=True, exist_ok=True)
-        scratch = Path(tempfile.mkdtemp(prefix=f"cw-{_safe_name(service_id)}-", dir=limits.scratch_root))
-        self._config["scratch"] = str(scratch.resolve())
+        scratch = ScratchFolder(_safe_name(service_id), limits.scratch_root)
+        self._config["scratch"] = str(scratch.path.resolve())
         self._resources = _Resources(scratch)
         # Released when closed, collected, or when the process exits: multiprocessing's finalizers also run in
         # worker processes, which end by ``os._exit`` and so skip ``atexit`` (and ``weakref.finalize``).
@@ -359,7 +357,7 @@ class SandboxedExecutor:
 
     @property
     def scratch_dir(self) -> Path:
-        return self._resources.scratch
+        return self._resources.scratch.path
 
     @property
     def pid(self) -> int | None:
