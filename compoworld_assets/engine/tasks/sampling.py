@@ -1,8 +1,13 @@
 """Seeded random walks over the dependency graph, turned into fully bound plans.
 
-A walk moves along graph edges, preferring edges that cross a service boundary, carry an
-entity reference, lead to a state-changing tool, and have not been used by earlier walks of
-the same batch (coverage); it prefers the pairs a workflow chains (a read, then an act on what
+A walk draws services, then tools: it starts in a service (favouring those in fewer plans so far, and not
+those whose last walks gave no new plan), and each next step picks a service by the mean weight of its
+edges, then one of those edges. Drawn by tool, a service with a thousand tools (GitHub's API in the
+APIs.guru corpus) started most walks and drew most of the others into it.
+
+A walk moves along graph edges, preferring edges that cross a service boundary, carry an entity
+reference, lead to a state-changing tool, and have not been used by earlier walks of the same batch
+(coverage); it prefers the pairs a workflow chains (a read, then an act on what
 was read; a create, then a notice to whoever it concerns) over handing a person's email from
 one new record to another, and avoids looking records up by a value that is not a reference
 (an email from one service often matches nothing in another, so the look-up comes back
@@ -144,9 +149,10 @@ class _Tool:
 @dataclass
 class _Coverage:
     edges: Counter[EdgeId] = field(default_factory=Counter)
-    starts: Counter[str] = field(default_factory=Counter)
-    services: Counter[str] = field(default_factory=Counter)
+    starts: Counter[str] = field(default_factory=Counter)  # accepted walks by start tool
+    services: Counter[str] = field(default_factory=Counter)  # accepted plans by service
     bridge_tries: Counter[str] = field(default_factory=Counter)
+    misses: Counter[str] = field(default_factory=Counter)  # walks in a row from a service that gave no new plan
 
 
 def sample_plans(graph: nx.MultiDiGraph, specs: Iterable[ServiceSpec], seed: int, n: int,
@@ -154,7 +160,10 @@ def sample_plans(graph: nx.MultiDiGraph, specs: Iterable[ServiceSpec], seed: int
     """Up to ``n`` distinct plans (fewer only when the attempts run out), deterministic in ``seed``."""
     specs = list(specs)
     tools = _tool_index(graph, specs)
-    starts = sorted(name for name, info in tools.items() if info.edges)
+    starts: dict[str, list[str]] = {}
+    for name, info in sorted(tools.items()):
+        if info.edges:
+            starts.setdefault(info.service_id, []).append(name)
     if not starts:
         return []
     bridges = _bridges(tools)
@@ -169,10 +178,12 @@ def sample_plans(graph: nx.MultiDiGraph, specs: Iterable[ServiceSpec], seed: int
             break
         # first every bridged service its first plan; in the round's second half, more for those still in few
         wanted = 1 if len(plans) < n // 2 else config.bridge_plans
-        walk = _walk(tools, starts, bridges, coverage, rng, config, wanted)
+        origin, walk = _walk(tools, starts, bridges, coverage, rng, config, wanted)
         plan = _bind(walk, tools, rng) if walk else None
         if plan is None or not _acceptable(plan, tools, config) or plan.plan_hash() in seen:
+            coverage.misses[origin] += 1
             continue
+        coverage.misses[origin] = 0
         seen.add(plan.plan_hash())
         if not quota.take(plan):
             spare.append(plan)
@@ -278,8 +289,10 @@ def _bridges(tools: dict[str, _Tool]) -> dict[str, list[tuple[str, _Edge]]]:
     return found
 
 
-def _walk(tools: dict[str, _Tool], starts: list[str], bridges: dict[str, list[tuple[str, _Edge]]],
-          coverage: _Coverage, rng: random.Random, config: WalkConfig, wanted: int) -> list[tuple[str, _Edge | None]]:
+def _walk(tools: dict[str, _Tool], starts: dict[str, list[str]], bridges: dict[str, list[tuple[str, _Edge]]],
+          coverage: _Coverage, rng: random.Random, config: WalkConfig, wanted: int
+          ) -> tuple[str, list[tuple[str, _Edge | None]]]:
+    """The service a walk was drawn for (its start, or the bridged service), and the walk (empty when too short)."""
     uncovered = [s for s in sorted(bridges)
                  if coverage.services[s] < wanted and coverage.bridge_tries[s] < config.bridge_attempts]
     if uncovered and rng.random() < config.bridge_probability:
@@ -289,8 +302,9 @@ def _walk(tools: dict[str, _Tool], starts: list[str], bridges: dict[str, list[tu
         source, edge = rng.choice(bridges[service_id])
         walk: list[tuple[str, _Edge | None]] = [(source, None), (edge.target, edge)]
     else:
-        start = rng.choices(starts, weights=[1.0 / (1 + coverage.starts[s]) for s in starts])[0]
-        walk = [(start, None)]
+        service_id = _start_service(starts, coverage, rng)
+        names = starts[service_id]
+        walk = [(rng.choices(names, weights=[1.0 / (1 + coverage.starts[n]) for n in names])[0], None)]
     visited = {name for name, _ in walk}
     while len(walk) < config.max_length:
         if len(walk) >= config.min_length and tools[walk[-1][0]].can_end and rng.random() < config.stop_probability:
@@ -299,13 +313,33 @@ def _walk(tools: dict[str, _Tool], starts: list[str], bridges: dict[str, list[tu
         options = [e for e in tools[current].edges if e.target not in visited]
         if not options:
             break
-        weights = [_edge_weight(current, e, tools, coverage, config) for e in options]
-        edge = rng.choices(options, weights=weights)[0]
+        edge = rng.choices(options, weights=_edge_weights(current, options, tools, coverage, config))[0]
         walk.append((edge.target, edge))
         visited.add(edge.target)
     while walk and not tools[walk[-1][0]].can_end:
         walk.pop()
-    return walk if len(walk) >= config.min_length else []
+    return service_id, (walk if len(walk) >= config.min_length else [])
+
+
+def _start_service(starts: dict[str, list[str]], coverage: _Coverage, rng: random.Random) -> str:
+    """The service a walk starts in (then one of its tools, favouring those fewer walks started from).
+
+    Favoured: services in fewer plans so far, and not those whose last walks gave no new plan. Drawn by
+    tool, a service with a thousand tools would start a hundred times the walks of one with ten; drawn
+    by plans alone, a small service whose few distinct walks are all taken would keep its share of the
+    attempts and the round would end short of its plans."""
+    services = list(starts)
+    weights = [1.0 / ((1 + coverage.services[s]) * (1 + coverage.misses[s])) for s in services]
+    return rng.choices(services, weights=weights)[0]
+
+
+def _edge_weights(source: str, options: list[_Edge], tools: dict[str, _Tool], coverage: _Coverage,
+                  config: WalkConfig) -> list[float]:
+    """The weights of a walk's next edges: each edge's :func:`_edge_weight`, shared out among the edges into
+    the same service, so that a walk picks the next service by its edges' mean weight and not by how many
+    tools it has (a service with a thousand tools taking a type would otherwise draw nearly every walk)."""
+    into = Counter(tools[e.target].service_id for e in options)
+    return [_edge_weight(source, e, tools, coverage, config) / into[tools[e.target].service_id] for e in options]
 
 
 def _edge_weight(source: str, edge: _Edge, tools: dict[str, _Tool], coverage: _Coverage,
