@@ -36,13 +36,18 @@ class ScratchFolder:
         base.mkdir(parents=True, exist_ok=True)
         sweep_once(base)
         self.folder = Path(tempfile.mkdtemp(prefix=f"{PREFIX}{name}-", dir=base))
-        # Locked under another name, then renamed: a sweep never sees an owner file not yet locked.
-        pending = self.folder / f"{OWNER_FILE}.pending"
-        self._owner = os.open(pending, os.O_CREAT | os.O_EXCL | os.O_RDWR | os.O_CLOEXEC, 0o600)
-        fcntl.flock(self._owner, fcntl.LOCK_EX | fcntl.LOCK_NB)
-        pending.rename(self.folder / OWNER_FILE)
+        self._owner = -1
         self.path = self.folder / "work"
-        self.path.mkdir()
+        try:
+            # Locked under another name, then renamed: a sweep never sees an owner file not yet locked.
+            pending = self.folder / f"{OWNER_FILE}.pending"
+            self._owner = os.open(pending, os.O_CREAT | os.O_EXCL | os.O_RDWR | os.O_CLOEXEC, 0o600)
+            fcntl.flock(self._owner, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            pending.rename(self.folder / OWNER_FILE)
+            self.path.mkdir()
+        except OSError:
+            self.remove()
+            raise
 
     def remove(self) -> None:
         shutil.rmtree(self.folder, ignore_errors=True)
