@@ -80,6 +80,7 @@ EXPECTED_CHECKS = EXPECTED_GX_CHECKS | {
     ("sampled_tasks", "gate_pass_share"),
     ("sampled_tasks", "heldout_combinations_unseen"),
     ("sampled_tasks", "plan_hashes_unique"),
+    ("sampled_tasks", "service_spread"),
     ("sampled_tasks", "tasks_cross_services"),
     ("service_specs", "service_ids_unique"),
     ("service_specs", "specs_revalidate"),

@@ -20,3 +20,24 @@ def test_a_combination_held_out_in_one_round_may_be_transfer_in_another_but_neve
     assert heldout_combinations_unseen(rounds.lazy()).passed
     leaked = rounds.with_columns(split=pl.Series(["heldout", "rl", "train"]))
     assert not heldout_combinations_unseen(leaked.lazy()).passed
+
+
+def test_a_round_mostly_about_one_service_warns_and_a_spread_one_or_a_small_library_passes():
+    import dagster as dg
+
+    from compoworld_assets.defs.tasks.checks import SPREAD_MIN_SERVICES, service_spread
+
+    others = [f"s{i}" for i in range(SPREAD_MIN_SERVICES)]
+    spread = [f"{a}+{b}" for a, b in zip(others, others[1:] + others[:1])] * 4  # each service in 8 of 32 tasks
+    crowded = [f"hub+{s}" for s in others] + spread[:16]  # the hub in 8 of 24 tasks
+    frame = pl.DataFrame({"round": ["r001"] * len(spread) + ["r002"] * len(crowded),
+                          "task_id": [f"t{i}" for i in range(len(spread) + len(crowded))],
+                          "service_combination": spread + crowded})
+    result = service_spread(frame.lazy())
+    assert not result.passed and result.severity == dg.AssetCheckSeverity.WARN
+    assert result.metadata["crowded_rounds"].value == ["r002"]
+    assert result.metadata["rounds"].value["r002"]["top_service"] == "hub"
+    assert result.metadata["rounds"].value["r001"]["top_share"] == 0.25
+    small = pl.DataFrame({"round": ["r001"] * 3, "task_id": ["a", "b", "c"],
+                          "service_combination": ["crm+mail", "crm+helpdesk", "mail+crm"]})
+    assert service_spread(small.lazy()).passed

@@ -10,6 +10,9 @@ from compoworld_assets.defs.tasks.partitions import task_rounds
 from compoworld_assets.engine.tasks.splits import TRAINED_SPLITS
 
 GATE_PASS_FLOOR = 0.9
+# No service in more than this share of a round's tasks, once the round's tasks span SPREAD_MIN_SERVICES.
+SPREAD_CEILING = 0.25
+SPREAD_MIN_SERVICES = 8
 # The checks read sampled_tasks lazily and only the columns they use: a round's task_json is GBs at paper scale.
 
 
@@ -59,6 +62,28 @@ def gate_pass_share(sampled_tasks: pl.LazyFrame, quarantined_tasks: pl.DataFrame
     share = len(sampled_tasks) / gated if gated else 0.0
     return dg.AssetCheckResult(passed=share >= GATE_PASS_FLOOR, metadata={
         "gate_pass_share": round(share, 4), "failed_gate": len(failed_gate)})
+
+
+@dg.asset_check(asset="sampled_tasks",
+                description=f"No service is in more than {SPREAD_CEILING:.0%} of a round's tasks (a warning).")
+def service_spread(sampled_tasks: pl.LazyFrame) -> dg.AssetCheckResult:
+    """A round that is mostly one service teaches that service, whatever the library holds (walks that drew
+    tools put one of two 1,000-tool GitHub specs in 56% of a paper-scale round). Rounds whose tasks span
+    fewer than :data:`SPREAD_MIN_SERVICES` services cannot spread and pass."""
+    in_tasks = (sampled_tasks.select("round", "task_id", pl.col("service_combination").str.split("+").alias("service"))
+                .explode("service").group_by("round", "service").len().collect())
+    rounds = {}
+    for (round_key,), frame in in_tasks.group_by("round"):
+        tasks = sampled_tasks.filter(pl.col("round") == round_key).select(pl.len()).collect().item()
+        top = frame.sort(["len", "service"], descending=[True, False]).row(0, named=True)
+        rounds[round_key] = {"tasks": tasks, "services": len(frame), "top_service": top["service"],
+                             "top_share": round(top["len"] / tasks, 4),
+                             "median_tasks_per_service": float(frame["len"].median())}
+    crowded = sorted(r for r, v in rounds.items()
+                     if v["services"] >= SPREAD_MIN_SERVICES and v["top_share"] > SPREAD_CEILING)
+    return dg.AssetCheckResult(passed=not crowded, severity=dg.AssetCheckSeverity.WARN, metadata={
+        "crowded_rounds": dg.MetadataValue.json(crowded),
+        "rounds": dg.MetadataValue.json(dict(sorted(rounds.items())))})
 
 
 @dg.asset_check(asset="quarantined_tasks", description="Every quarantined task names its stage and reason.")
