@@ -70,11 +70,13 @@ def service_spread(sampled_tasks: pl.LazyFrame) -> dg.AssetCheckResult:
     """A round that is mostly one service teaches that service, whatever the library holds (walks that drew
     tools put one of two 1,000-tool GitHub specs in 56% of a paper-scale round). Rounds whose tasks span
     fewer than :data:`SPREAD_MIN_SERVICES` services cannot spread and pass."""
-    in_tasks = (sampled_tasks.select("round", "task_id", pl.col("service_combination").str.split("+").alias("service"))
-                .explode("service").group_by("round", "service").len().collect())
+    combinations = sampled_tasks.select("round", "service_combination").collect()
+    tasks_in = dict(combinations.group_by("round").len().iter_rows())
+    in_tasks = (combinations.select("round", pl.col("service_combination").str.split("+").alias("service"))
+                .explode("service").group_by("round", "service").len())
     rounds = {}
     for (round_key,), frame in in_tasks.group_by("round"):
-        tasks = sampled_tasks.filter(pl.col("round") == round_key).select(pl.len()).collect().item()
+        tasks = tasks_in[round_key]
         top = frame.sort(["len", "service"], descending=[True, False]).row(0, named=True)
         rounds[round_key] = {"tasks": tasks, "services": len(frame), "top_service": top["service"],
                              "top_share": round(top["len"] / tasks, 4),
