@@ -2,7 +2,8 @@
 
 Instantiation already refuses draws the validator (:mod:`.consistency`) rejects; the audit replays
 each kept task's gold plan on a fresh world and runs the validator on the calls, so a rule broken
-after instantiation (a harmonized value, a world-model result) would show. It also sums up the
+after instantiation's check (a trap's changed world handing another record's value to a write, or a
+world-model result that differs on replay) would show. It also sums up the
 quarantine by validator rule and the shares a reader of the pool wants: per instruction style,
 per difficulty level, and the gate pass share.
 """

@@ -18,8 +18,8 @@ gate can check the trap is reachable (:func:`~compoworld_assets.engine.tasks.gat
   another step still uses its service); the instruction still asks for it. Wrong plan: the plan
   as asked.
 
-A trap is kept only when the gold run on the changed world still does what it did (same records
-changed, same answer) and passes the trap's criterion, and the wrong plan fails it.
+A trap is kept only when the gold run on the changed world still does what it did (the same records
+changed to the same values, the same answer) and passes the trap's criterion, and the wrong plan fails it.
 """
 
 from __future__ import annotations
@@ -103,7 +103,7 @@ def _checked(draft: TrapDraft, task: Task, gold: GoldRun,
         calls, final, answer = execute_plan(changed, runtime)
     except PlanExecutionError:
         return None
-    if draft.kind != "threshold" and (_changes(changed.initial_state, final) != _changes(task.initial_state,
+    if draft.kind != "threshold" and (_effects(changed.initial_state, final) != _effects(task.initial_state,
                                                                                           gold.final_state)
                                       or answer != gold.answer):
         return None
@@ -120,8 +120,11 @@ def falls_into(task: Task, criterion: Criterion, trap: Trap, runtime: WorldRunti
     return not evaluate_criterion(criterion, task.initial_state, final, answer).passed
 
 
-def _changes(initial: WorldState, final: WorldState) -> list[tuple[str, str, str, str]]:
-    return [(c.kind, c.service, c.entity, c.id) for c in initial.diff(final)]
+def _effects(initial: WorldState, final: WorldState) -> list[tuple[str, str, str, str, dict[str, Any] | None]]:
+    """Each record the run changed, with what it holds at the end: a trap that only compared which records
+    changed would keep a gold run whose listing now hands the look-alike's id or email to a write."""
+    return [(c.kind, c.service, c.entity, c.id, _record(final, c.service, c.entity, c.id))
+            for c in initial.diff(final)]
 
 
 def _near_duplicate(task: Task, specs: Mapping[str, ServiceSpec], gold: GoldRun,

@@ -134,3 +134,25 @@ def test_the_gate_rejects_a_trap_no_wrong_plan_reaches(tiny_built, runtime_for):
     harmless = task.model_copy(update={"traps": [task.traps[0].model_copy(update={"wrong_plan": task.plan})]})
     result = self_test(harmless, runtime_for(harmless))
     assert not result.passed and any("not reachable" in r for r in result.reasons)
+
+
+def order_for_the_first_listed_customer_plan() -> Plan:
+    """Look a customer up, order for the first customer listed, email the looked-up customer."""
+    return Plan(steps=[
+        step(0, "get_customer", customer_id=known("shop.Customer.id", "shop.Customer.id")),
+        step(1, "list_customers"),
+        step(2, "create_order", customer_id=out(1, "items[0].id", "shop.Customer.id"),
+             total=ArgBinding(kind="constant", value=120.0, type="money"),
+             status=ArgBinding(kind="constant", value="open")),
+        step(3, "create_message", to=out(0, "email", "email"), **MESSAGE),
+    ])
+
+
+def test_a_trap_that_changes_what_the_gold_plan_writes_is_refused(tiny_built, runtime_for):
+    """The look-alike sorts first, so the gold plan's listing now hands its id to the new order: the same
+    records change and the trap's criterion passes, yet the gold run orders for the look-alike."""
+    task = instantiate_task(order_for_the_first_listed_customer_plan(), tiny_built, 3, "train", runtime_for,
+                            config=TaskConfig(min_distractors=1, traps=False))
+    calls, final, answer = execute_plan(task, runtime_for(task))
+    specs = {sid: b.spec for sid, b in tiny_built.items()}
+    assert make_trap("near_duplicate", task, specs, GoldRun(calls, final, answer), runtime_for) is None
