@@ -25,6 +25,7 @@ class MountedService(Protocol):
     spec: ServiceSpec
     module: SynthesizedModule
     spec_hash: str  # ``spec.content_hash()``, computed once when the service is mounted, not per episode
+    module_hash: str  # ``module.source_hash``, likewise
 
 
 class MountedWorld(Protocol):
@@ -53,7 +54,7 @@ def environment_versions(world: MountedWorld) -> dict[str, dict[str, str]]:
     for sid in sorted(world.service_ids):
         service = world.service(sid)
         versions[sid] = {"version": service.spec.version, "spec_hash": service.spec_hash,
-                         "module_hash": service.module.source_hash}
+                         "module_hash": service.module_hash}
     return versions
 
 

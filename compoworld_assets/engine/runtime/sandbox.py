@@ -257,14 +257,15 @@ class _Child:
 class _Resources:
     """What must be released on close or garbage collection (held apart from the executor)."""
 
-    scratch: ScratchFolder
+    scratch: ScratchFolder | None = None
     child: _Child | None = None
 
     def release(self) -> None:
         if self.child is not None:
             self.child.stop()
             self.child = None
-        self.scratch.remove()
+        if self.scratch is not None:
+            self.scratch.remove()
 
 
 def _encode(message: dict[str, Any]) -> bytes:
@@ -330,9 +331,8 @@ class SandboxedExecutor:
             "allowed_imports": list(ALLOWED_IMPORTS),
             "seccomp": base64.b64encode(isolation.seccomp_program()).decode(),
         }
-        scratch = ScratchFolder(_safe_name(service_id), limits.scratch_root)
-        self._config["scratch"] = str(scratch.path.resolve())
-        self._resources = _Resources(scratch)
+        self._scratch_name = _safe_name(service_id)
+        self._resources = _Resources()
         # Released when closed, collected, or when the process exits: multiprocessing's finalizers also run in
         # worker processes, which end by ``os._exit`` and so skip ``atexit`` (and ``weakref.finalize``).
         self._finalizer = Finalize(self, self._resources.release, exitpriority=10)
@@ -356,8 +356,12 @@ class SandboxedExecutor:
             raise
 
     @property
-    def scratch_dir(self) -> Path:
-        return self._resources.scratch.path
+    def scratch_dir(self) -> Path | None:
+        """The folder the service may write in; made at the first start, so a lazy service never called (most of a
+        rollout's padding services) costs none: making and removing one per padding service was a sixth of the
+        rollouts of a paper-scale round."""
+        scratch = self._resources.scratch
+        return None if scratch is None else scratch.path
 
     @property
     def pid(self) -> int | None:
@@ -544,6 +548,9 @@ class SandboxedExecutor:
 
     def _start(self) -> None:
         """Start a child, load the module and install the mirrored state."""
+        if self._resources.scratch is None:
+            self._resources.scratch = ScratchFolder(self._scratch_name, self._limits.scratch_root)
+            self._config["scratch"] = str(self._resources.scratch.path.resolve())
         stderr = tempfile.TemporaryFile()  # noqa: SIM115 - closed by _Child.stop
         env = {"PYTHONHASHSEED": "0", "LC_ALL": "C.UTF-8", "HOME": self._config["scratch"],
                "PATH": os.defpath}

@@ -105,6 +105,7 @@ class ServiceRuntime:
         self.spec = spec
         self.spec_hash = _spec_hash(spec)
         self.module = module
+        self.module_hash = _source_hash(module)
         self.implementation = resolve_implementation(spec, module, implementation)
         routes = set(self.implementation.values())
         if "world_model" in routes and world_model is None:

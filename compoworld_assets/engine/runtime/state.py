@@ -13,6 +13,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, create_model
 
 from compoworld_assets.engine.canonical import content_hash
+from compoworld_assets.engine.identity_cache import WeakIdentityCache
 from compoworld_assets.engine.runtime.worker import copy_state
 from compoworld_assets.engine.specs.model import EntitySpec, ServiceSpec
 
@@ -85,13 +86,20 @@ class Change(BaseModel):
     fields: tuple[str, ...] = ()
 
 
+_service_hash: WeakIdentityCache[ServiceState, str] = WeakIdentityCache(ServiceState.content_hash)
+
+
 class WorldState(BaseModel):
     """The states of all services mounted in one episode."""
 
     services: dict[str, ServiceState] = Field(default_factory=dict)
 
     def content_hash(self) -> str:
-        return content_hash(self.model_dump(mode="json"))
+        """The hash of each service's hash, by service id. States are values, so a service's hash is worked out
+        once per state object: a world of fifteen mounted services, most of them unchanged seed states shared by
+        every episode they are mounted in, hashed only the changed ones again (whole-state hashing was a sixth of
+        a paper-scale round's rollouts)."""
+        return content_hash({sid: _service_hash(state) for sid, state in sorted(self.services.items())})
 
     def snapshot(self) -> WorldState:
         return WorldState.model_construct(self.model_fields_set,

@@ -4,9 +4,11 @@ import asyncio
 import json
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 from toy_world import toy_task, toy_world_factory
 
-from compoworld_assets.engine.rollout.engine import run_rollouts
+from compoworld_assets.engine.rollout.engine import _lanes, _next_job, run_rollouts
 from compoworld_assets.engine.rollout.llm import LLMPolicy, TransientModelError
 from compoworld_assets.engine.rollout.policy import OraclePolicy
 from compoworld_assets.engine.rollout.verify import verify_trajectory
@@ -158,3 +160,24 @@ def test_episodes_run_in_the_order_given_and_come_back_in_task_order_as_what_kee
     assert kept == [("toy-0", 0), ("toy-0", 1), ("toy-1", 0), ("toy-1", 1), ("toy-2", 0), ("toy-2", 1)]
     with pytest.raises(ValueError, match="every task once"):
         run(tasks, OraclePolicy, order=[0, 1])
+
+
+@given(st.integers(0, 40), st.integers(1, 5), st.lists(st.integers(0, 4), max_size=80))
+def test_lanes_run_consecutive_episodes_and_every_episode_once(n_jobs, count, turns):
+    """Each lane takes its own run of consecutive episodes in order, then the tail of the longest other lane,
+    whatever order the lanes ask in; no episode runs twice or is left out, and no lane stops while one has work."""
+    jobs = [(i, 0) for i in range(n_jobs)]
+    lanes = _lanes(jobs, count)
+    cut = [list(lane) for lane in lanes]
+    assert [job for lane in cut for job in lane] == jobs
+    taken: list[list[tuple[int, int]]] = [[] for _ in lanes]
+    for who in [t % count for t in turns] + [n % count for n in range(n_jobs * count + count)]:
+        job = _next_job(lanes, lanes[who])
+        if job is None:
+            assert not any(lanes), "a lane gave up while another still had episodes"
+            continue
+        taken[who].append(job)
+    assert sorted(job for run in taken for job in run) == jobs
+    for lane, run in zip(cut, taken, strict=True):
+        own = [job for job in run if job in lane]
+        assert run[:len(own)] == own == lane[:len(own)], "a lane runs its own episodes first, in order"

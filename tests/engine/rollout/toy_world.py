@@ -41,6 +41,7 @@ class InProcessService:
         self.spec = spec
         self.spec_hash = spec.content_hash()
         self.module = module
+        self.module_hash = module.source_hash
         namespace: dict[str, Any] = {}
         exec(compile(module.source, f"<{spec.id}>", "exec"), namespace)  # noqa: S102 - trusted test module
         self._handle = namespace["handle"]

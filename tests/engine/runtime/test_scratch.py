@@ -52,8 +52,10 @@ def test_the_first_service_a_process_starts_under_a_root_sweeps_it(tmp_path):
     killed, folder = hold(tmp_path)
     killed.send_signal(signal.SIGKILL)
     killed.wait(timeout=30)
-    with SandboxedExecutor("def handle(state, tool, args):\n    return {}\n",
-                           SandboxLimits(scratch_root=tmp_path), trusted=True, lazy=True) as executor:
+    source = "def handle(state, tool, args):\n    return {'success': True, 'data': {}}\n"
+    with SandboxedExecutor(source, SandboxLimits(scratch_root=tmp_path), trusted=True, lazy=True) as executor:
+        assert executor.scratch_dir is None and folder.exists(), "a lazy service makes no folder until it starts"
+        executor.call("ping", {})
         assert not folder.exists()
         assert executor.scratch_dir.is_dir()
     assert list(tmp_path.iterdir()) == []

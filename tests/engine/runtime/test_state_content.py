@@ -1,9 +1,10 @@
-"""``ServiceState.same_content``: the cheap comparison verification uses instead of content hashes."""
+"""``ServiceState.same_content``, the cheap comparison verification uses instead of content hashes, and the world
+hash built from each service's (worked out once per state object)."""
 
 from hypothesis import given
 from hypothesis import strategies as st
 
-from compoworld_assets.engine.runtime.state import ServiceState
+from compoworld_assets.engine.runtime.state import ServiceState, WorldState
 
 values = st.one_of(st.none(), st.text(max_size=5), st.integers(-5, 5))
 records = st.dictionaries(st.sampled_from(["name", "status", "total"]), values, max_size=3)
@@ -22,3 +23,18 @@ def test_same_content_agrees_with_the_content_hash(tables_a, counters_a, tables_
 
 def test_another_service_never_has_the_same_content():
     assert not ServiceState(service_id="crm").same_content(ServiceState(service_id="billing"))
+
+
+@given(tables, counters, tables, counters)
+def test_the_world_hash_follows_the_content_of_every_service(tables_a, counters_a, tables_b, counters_b):
+    crm = ServiceState(service_id="crm", tables=tables_a, counters=counters_a)
+    billing = ServiceState(service_id="billing", tables=tables_b, counters=counters_b)
+    world = WorldState(services={"crm": crm, "billing": billing})
+    again = WorldState.model_validate_json(world.model_dump_json())  # equal content, new objects, other order
+    again = WorldState(services=dict(reversed(list(again.services.items()))))
+    assert world.content_hash() == again.content_hash()
+    changed = crm.snapshot()
+    changed.tables.setdefault("Ticket", {})["z"] = {"status": "longer than any drawn"}
+    moved = WorldState(services={"crm": changed, "billing": billing})
+    assert moved.content_hash() != world.content_hash()
+    assert WorldState(services={"crm": crm}).content_hash() != world.content_hash()
