@@ -358,7 +358,7 @@ class SandboxedExecutor:
     @property
     def scratch_dir(self) -> Path | None:
         """The folder the service may write in; made at the first start, so a lazy service never called (most of a
-        rollout's padding services) costs none: making and removing one per padding service was a sixth of the
+        rollout's padding services) costs none: making and removing one per padding service was a seventh of the
         rollouts of a paper-scale round."""
         scratch = self._resources.scratch
         return None if scratch is None else scratch.path

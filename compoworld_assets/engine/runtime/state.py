@@ -96,9 +96,9 @@ class WorldState(BaseModel):
 
     def content_hash(self) -> str:
         """The hash of each service's hash, by service id. States are values, so a service's hash is worked out
-        once per state object: a world of fifteen mounted services, most of them unchanged seed states shared by
-        every episode they are mounted in, hashed only the changed ones again (whole-state hashing was a sixth of
-        a paper-scale round's rollouts)."""
+        once per state object: of a world of fifteen mounted services, most of them seed states shared by every
+        episode that mounts them, only the states that changed are hashed again (hashing whole worlds was a seventh
+        of a paper-scale round's rollouts)."""
         return content_hash({sid: _service_hash(state) for sid, state in sorted(self.services.items())})
 
     def snapshot(self) -> WorldState:
