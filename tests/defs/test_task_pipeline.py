@@ -38,6 +38,11 @@ def test_round_produces_gated_tasks_and_verified_trajectories(pipeline):
     assert pipeline.query("select count(*) from pipeline.rl_tasks")[0][0] == splits.get("rl", 0)
     assert (pipeline.root / "data" / "exports" / "sft.jsonl").exists()
 
+    pipeline.instance.add_dynamic_partitions("task_round", ["r001"])
+    second = pipeline.materialize("sampled_tasks", "quarantined_tasks", partition_key="r001", run_config=ROUND_CONFIG)
+    [spread] = [e for e in second.get_asset_check_evaluations() if e.check_name == "service_spread"]
+    assert list(spread.metadata["rounds"].value) == ["r001"], "a round's spread is checked on that round alone"
+
 
 def test_same_seed_gives_same_tasks_and_trajectories(pipeline, tmp_path_factory, monkeypatch):
     build_round(pipeline)
