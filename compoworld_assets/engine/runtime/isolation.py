@@ -34,7 +34,8 @@ import sys
 import tempfile
 from collections.abc import Sequence
 from dataclasses import dataclass
-from pathlib import Path
+
+from compoworld_assets.engine.runtime.scratch import ScratchFolder
 
 BWRAP = "bwrap"
 SANDBOX_UID = 65534
@@ -127,13 +128,16 @@ def bubblewrap_argv(python: str, worker: str, scratch: str, *, scratch_mb: int =
 
 @functools.cache
 def bubblewrap_support() -> IsolationSupport:
-    """Probe once per process: can bwrap start this interpreter in fresh namespaces?"""
+    """Probe once per process: can bwrap start this interpreter in fresh namespaces?
+
+    The probe's folder is a scratch folder like a service's, so a process killed mid-probe leaves one that the
+    next process's sweep removes."""
     python = interpreter()
-    with tempfile.TemporaryDirectory(prefix="cw-probe-") as folder:
-        probe = Path(folder) / "probe.py"
+    folder = ScratchFolder("probe", None)
+    try:
+        probe = folder.folder / "probe.py"
         probe.write_text("import os\nprint(os.getpid(), os.getuid(), len(os.environ))\n")
-        (Path(folder) / "scratch").mkdir()
-        argv = bubblewrap_argv(python, str(probe), str(Path(folder) / "scratch"))
+        argv = bubblewrap_argv(python, str(probe), str(folder.path))
         try:
             done = subprocess.run(argv, capture_output=True, timeout=PROBE_TIMEOUT_S, stdin=subprocess.DEVNULL,
                                   check=False)
@@ -142,6 +146,8 @@ def bubblewrap_support() -> IsolationSupport:
                                            "bubblewrap)")
         except subprocess.TimeoutExpired:
             return IsolationSupport(False, f"bubblewrap did not start within {PROBE_TIMEOUT_S:g}s")
+    finally:
+        folder.remove()
     if done.returncode != 0:
         detail = done.stderr.decode("utf-8", "replace").strip().splitlines()
         return IsolationSupport(False, f"bubblewrap cannot create namespaces here: {detail[-1] if detail else ''}"

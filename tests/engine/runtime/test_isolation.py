@@ -21,6 +21,7 @@ from compoworld_assets.engine.runtime.sandbox import (
     SandboxedExecutor,
     require_isolation,
 )
+from compoworld_assets.engine.runtime.scratch import OWNER_FILE
 from compoworld_assets.engine.runtime.state import ServiceState
 from resources.sandbox import SandboxResource
 
@@ -242,3 +243,18 @@ def test_a_reply_with_too_many_values_is_refused_before_it_is_decoded(tmp_path):
         result = executor.call("wide", {"n": 200_000})
         assert result["error"]["code"] == "sandbox_violation" and "JSON values" in result["error"]["message"]
         assert executor.call("bump", {}) == {"success": True, "data": 2}
+
+
+def test_the_bubblewrap_probe_runs_in_an_owned_scratch_folder_and_removes_it(monkeypatch):
+    """A process killed mid-probe leaves a folder with an owner lock, which the next sweep removes."""
+    folders = []
+    real_run = subprocess.run
+
+    def run(argv, **options):
+        folders.append(Path(argv[argv.index("--chdir") + 1]).parent)
+        assert (folders[-1] / OWNER_FILE).exists()
+        return real_run(argv, **options)
+
+    monkeypatch.setattr(isolation.subprocess, "run", run)
+    isolation.bubblewrap_support.__wrapped__()
+    assert len(folders) == 1 and folders[0].name.startswith("cw-probe-") and not folders[0].exists()
