@@ -86,7 +86,13 @@ class Change(BaseModel):
     fields: tuple[str, ...] = ()
 
 
+# States are values (see ServiceRuntime): a state object's hash is worked out once, while the object lives.
 _service_hash: WeakIdentityCache[ServiceState, str] = WeakIdentityCache(ServiceState.content_hash)
+
+
+def state_hash(state: ServiceState) -> str:
+    """``state.content_hash()``, once per state object (the world hash, the world-model cache key)."""
+    return _service_hash(state)
 
 
 class WorldState(BaseModel):
@@ -99,7 +105,7 @@ class WorldState(BaseModel):
         once per state object: of a world of fifteen mounted services, most of them seed states shared by every
         episode that mounts them, only the states that changed are hashed again (hashing whole worlds was a seventh
         of a paper-scale round's rollouts)."""
-        return content_hash({sid: _service_hash(state) for sid, state in sorted(self.services.items())})
+        return content_hash({sid: state_hash(state) for sid, state in sorted(self.services.items())})
 
     def snapshot(self) -> WorldState:
         return WorldState.model_construct(self.model_fields_set,

@@ -6,8 +6,7 @@ from typing import Any, Protocol
 
 from compoworld_assets.engine.canonical import content_hash
 from compoworld_assets.engine.envelope import CONFLICT, NOT_FOUND, error
-from compoworld_assets.engine.identity_cache import IdentityCache
-from compoworld_assets.engine.runtime.state import ServiceState
+from compoworld_assets.engine.runtime.state import ServiceState, state_hash
 from compoworld_assets.engine.specs.model import ServiceSpec, ToolSpec
 from compoworld_assets.engine.types import is_entity_ref, parse_entity_ref
 from compoworld_assets.engine.world_model.change import Simulation
@@ -24,17 +23,11 @@ class WorldModel(Protocol):
         makes (valid for :func:`~.change.apply_change`); never raises, never mutates ``state``."""
 
 
-# The hash of the last states simulated on: states are values (see ServiceRuntime), the cache and the offline
-# backend both key on the same state, and the gate's replays call a tool again on the same one. Kept to two:
-# each entry holds its state (tens of MB for the largest services) alive.
-_state_hash: IdentityCache[ServiceState, str] = IdentityCache(ServiceState.content_hash, size=2)
-
-
 def world_model_key(
     spec: ServiceSpec, tool: ToolSpec, args: dict[str, Any], state: ServiceState, model_id: str
 ) -> str:
     """SHA-256 over service id and version, tool, canonical args, the state's hash and the model."""
-    return content_hash([spec.id, spec.version, tool.name, args, _state_hash(state), model_id])
+    return content_hash([spec.id, spec.version, tool.name, args, state_hash(state), model_id])
 
 
 def missing_reference(
