@@ -37,6 +37,9 @@ def main() -> None:
     parser.add_argument("--stages", nargs="+", default=["rubrics", "trajectories", "verified_trajectories", "datasets"],
                         help="round assets in order; 'sample_tasks' samples the round again, 'datasets' makes "
                         "sft_dataset and rl_tasks")
+    parser.add_argument("--interval-s", type=float, default=0.5,
+                        help="seconds between samples of the process tree; each reads every process's smaps_rollup, "
+                        "which at ~200 processes every 0.5 s takes ~40%% of a core from stages that use both")
     args = parser.parse_args()
     cli = [str(Path(sys.executable).parent / "compoworld"), "materialize", "--data-dir", args.data_dir]
     env = dict(os.environ, OMP_NUM_THREADS=os.environ.get("OMP_NUM_THREADS", "1"))
@@ -44,7 +47,7 @@ def main() -> None:
         assets = SAMPLING if stage == "sample_tasks" else [stage]
         command = cli + (DATASETS if stage == "datasets" else [*assets, "--partition", args.round])
         started = time.perf_counter()
-        with PeakMemory() as peak:
+        with PeakMemory(args.interval_s) as peak:
             code = subprocess.call(command, cwd=REPO_ROOT, env=env, stdout=subprocess.DEVNULL)
         print(f"{stage:<24} rc {code}  wall {time.perf_counter() - started:7.1f} s  {peak.summary()}", flush=True)
         if code:
