@@ -7,7 +7,7 @@ processes it starts). The round must have been sampled already, or ``--stages`` 
 (which samples it, again or for the first time). Spec folders beyond the built-in library are named as for the run
 that made the data folder (``COMPOWORLD_SPEC_DIR``).
 
-    .venv/bin/python benchmarks/stage_memory.py --data-dir data [--round r000] \
+    .venv/bin/python benchmarks/stage_memory.py --data-dir data [--round r000] [--interval-s 0.5] \
         [--stages rubrics trajectories verified_trajectories datasets]
 """
 
