@@ -132,7 +132,7 @@ def _draft(plan: Plan, specs: Mapping[str, ServiceSpec], seed: int, split: Split
         instruction_style=config.style_for(task_id),
         house_rules=[COLLATERAL_RULE], report_fields=list(report_sources), report_sources=report_sources,
         plan=resolved, rubric=[], capabilities=_capabilities(resolved, specs),
-        today=config.today,
+        today=config.today, walk_hash=plan.plan_hash(),
     )
 
 

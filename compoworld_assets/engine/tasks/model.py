@@ -113,10 +113,13 @@ class Task(BaseModel):
     capabilities: list[str] = Field(default_factory=list)
     difficulty: dict[str, Any] = Field(default_factory=dict)
     today: str = "2026-06-01"
+    walk_hash: str = Field(default="", description="Plan.plan_hash of the walk the task was made from.")
 
     @property
     def plan_hash(self) -> str:
-        return self.plan.plan_hash()
+        """The walk's plan hash (what the sampler deduplicates, so unique within a round). The task's own plan can
+        differ from its walk: a threshold trap leaves a write out, and two walks can then share a gold plan."""
+        return self.walk_hash or self.plan.plan_hash()
 
 
 class ToolCallRecord(BaseModel):

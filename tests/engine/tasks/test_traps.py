@@ -115,6 +115,8 @@ def test_threshold_leaves_the_write_out_of_the_gold_plan_but_not_out_of_the_requ
     assert made.task.services == original.services, "the split depends on the services: they stay"
     assert [s.tool for s in made.asked.plan.steps] == [s.tool for s in original.plan.steps]
     assert "need a manager's approval" in made.task.traps[0].rule
+    # Identified by its walk: a walk of the two remaining steps would have the same gold plan but another task.
+    assert made.task.plan_hash == pay_then_email_plan().plan_hash() != made.task.plan.plan_hash()
     check_bites(made, runtime_for)
 
 
