@@ -263,34 +263,55 @@ class _Xeger(Xeger):
     every character drawn. The draws are the same as rstr's (one ``choice`` over the same sequence).
     """
 
+    def __init__(self, rng: random.Random) -> None:
+        super().__init__(rng)
+        # ``.``: one printable character but a newline, drawn as rstr's ``printable(1, exclude="\\n")`` draws it,
+        # without listing that alphabet again for every character.
+        self._cases = {**self._cases, "any": lambda _: self._random.choice(_ANY_CHARACTER)}
+
     def xeger(self, string_or_regex: Any) -> str:
         result = self._build_string(_parsed(getattr(string_or_regex, "pattern", string_or_regex)))
         self._cache.clear()
         return result
 
     def _handle_in(self, value: Any) -> Any:
-        parts: list[str | range] = []
-        negated = False
-        for state in value:
-            opcode = state[0].name.lower()
-            if opcode == "negate":
-                negated = not parts
-            elif opcode == "range":
-                parts.append(range(state[1][0], state[1][1] + 1))
-            else:
-                parts.append(self._handle_state(state))
-        if negated:
-            candidates = [ch for ch in string.printable
-                          if ch not in "\n\r\x0b\x0c" and not any(_holds(part, ch) for part in parts)]
-            return self._random.choice(candidates)
-        return self._random.choice(_ClassChars(parts))
+        try:
+            choices = _class_choices(tuple(value))
+        except TypeError:  # an item sre made unhashable: worked out here, uncached
+            choices = _class_choices.__wrapped__(tuple(value))
+        return self._random.choice(choices)
 
     def _handle_repeat(self, start_range: int, end_range: int, value: Any) -> str:
         return super()._handle_repeat(start_range, min(end_range, start_range + MAX_PATTERN_REPEAT), value)
 
 
+@lru_cache(maxsize=4096)
+def _class_choices(items: tuple[Any, ...]) -> Sequence[str]:
+    """What one bracket class (sre's items) draws from, in a fixed order: its characters, or for a negated class
+    the printable ones outside it. Cached: a spec's patterns repeat the same classes, and listing a class's items
+    again for every character drawn was most of the time seeding an AWS service took. Literals and categories
+    (``\\d``, ``\\w``) are characters that draw nothing at random (rstr's own alphabets)."""
+    parts: list[str | range] = []
+    negated = False
+    for state in items:
+        opcode = state[0].name.lower()
+        if opcode == "negate":
+            negated = not parts
+        elif opcode == "range":
+            parts.append(range(state[1][0], state[1][1] + 1))
+        else:
+            parts.append(_CLASS_ITEMS._handle_state(state))
+    if negated:
+        return [ch for ch in string.printable if ch not in "\n\r\x0b\x0c" and not any(_holds(part, ch) for part in parts)]
+    return _ClassChars(parts)
+
+
 def _holds(part: str | range, ch: str) -> bool:
     return ord(ch) in part if isinstance(part, range) else ch in part
+
+
+_ANY_CHARACTER = [ch for ch in string.printable if ch != "\n"]
+_CLASS_ITEMS = _Xeger(random.Random(0))  # turns a class's literals and categories into characters (no draws)
 
 
 class _ClassChars(Sequence[str]):
@@ -358,8 +379,12 @@ def _count_bounds(count: re.Match[str]) -> tuple[int, int]:
     return low, int(upper) if upper else low + MAX_PATTERN_REPEAT
 
 
+@lru_cache(maxsize=4096)
 def _atom_choices(atom: str) -> str:
-    """The characters one pattern atom may stand for (in a stable order; empty if unsupported)."""
+    """The characters one pattern atom may stand for (in a stable order; empty if unsupported). Cached: a class
+    over most of Unicode (``[\\u0020-\\uD7FF...]``, common in AWS specs) lists ~60K characters, and seeding a
+    world draws from the same few classes again and again (it was most of the time seeding an AWS service took).
+    """
     if atom.startswith("\\"):
         return _ESCAPE_CLASSES.get(atom[1], atom[1] if not atom[1].isalpha() else "")
     if not atom.startswith("["):

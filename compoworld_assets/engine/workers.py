@@ -44,51 +44,71 @@ class WorkerLost:
 def run_isolated(jobs: Sequence[Job], run: Callable[[Job], Result], workers: int,
                  initializer: Callable[..., None], initargs: tuple[Any, ...] = (),
                  order: Sequence[int] | None = None,
-                 keep: Callable[[Result], Any] | None = None) -> list[Any]:
+                 keep: Callable[[Result], Any] | None = None, batch: int = 1) -> list[Any]:
     """``run(job)`` for every job, in ``workers`` forkserver processes (each set up once by
     ``initializer(*initargs)``); the results in the order of ``jobs``. With ``keep``, each result is
     replaced by ``keep(result)`` as soon as it arrives, so large results are not all held at once.
 
-    Jobs start in ``order`` (indices; default: as given), at most ``workers`` in flight, so when a worker
-    dies only the jobs in flight are lost: each is run again alone, in a fresh process, and one that kills
-    that process too comes back as :class:`WorkerLost`; the other jobs run. ``run`` and ``initializer``
-    must be importable by name (module-level functions), and jobs and results picklable.
+    Jobs start in ``order`` (indices; default: as given), ``batch`` consecutive ones at a time to one worker
+    (jobs that reuse what their neighbours in ``order`` set up in the worker: running services), at most
+    ``workers`` batches in flight, so when a worker dies only the jobs in flight are lost: each is run again
+    alone, in a fresh process, and one that kills that process too comes back as :class:`WorkerLost`; the
+    other jobs run. A job that raises is a :class:`WorkerLost` saying why, and costs only itself. ``run`` and
+    ``initializer`` must be importable by name (module-level functions), and jobs and results picklable.
     """
     results: dict[int, Any] = {}
     pending = list(range(len(jobs)) if order is None else order)
     while pending:
-        lost, pending = _run_pool(jobs, pending, run, workers, initializer, initargs, results, keep)
+        lost, pending = _run_pool(jobs, pending, run, workers, initializer, initargs, results, keep, batch)
         for index in lost:  # alone, so that a job that kills its process is told apart from its neighbours
-            if _run_pool(jobs, [index], run, 1, initializer, initargs, results, keep)[0]:
+            if _run_pool(jobs, [index], run, 1, initializer, initargs, results, keep, 1)[0]:
                 results[index] = WorkerLost("BrokenProcessPool", "the worker process died (killed or out of memory)")
     return [results[i] for i in range(len(jobs))]
 
 
+def _run_batch(run: Callable[[Job], Result], jobs: list[Job]) -> list[Result | WorkerLost]:
+    """In a worker: each job's result, or why it raised (the batch's other jobs still run)."""
+    outcomes: list[Result | WorkerLost] = []
+    for job in jobs:
+        try:
+            outcomes.append(run(job))
+        except Exception as error:  # noqa: BLE001 - one job's defect is its own result
+            outcomes.append(WorkerLost(type(error).__name__, str(error)[:2000]))
+    return outcomes
+
+
 def _run_pool(jobs: Sequence[Job], indices: list[int], run: Callable[[Job], Result], workers: int,
               initializer: Callable[..., None], initargs: tuple[Any, ...],
-              results: dict[int, Any], keep: Callable[[Result], Any] | None) -> tuple[list[int], list[int]]:
-    """Run ``indices`` in that order with at most ``workers`` in flight, filling ``results``. When a worker
-    dies, returns (the jobs in flight then, the jobs not started); else two empty lists."""
-    queue = list(reversed(indices))  # popped from the end: in the order given
-    running: dict[Future[Result], int] = {}
+              results: dict[int, Any], keep: Callable[[Result], Any] | None,
+              batch: int) -> tuple[list[int], list[int]]:
+    """Run ``indices`` in that order, ``batch`` at a time, with at most ``workers`` batches in flight, filling
+    ``results``. When a worker dies, returns (the jobs in flight then, the jobs not started); else two empty
+    lists. A batch whose results cannot come back (one that cannot be pickled) is run again a job at a time."""
+    queue = [indices[i:i + batch] for i in range(0, len(indices), batch)][::-1]  # popped from the end: in order
+    running: dict[Future[list[Any]], list[int]] = {}
     context = multiprocessing.get_context("forkserver")
     with ProcessPoolExecutor(workers, mp_context=context, initializer=initializer, initargs=initargs) as pool:
         while queue or running:
             while queue and len(running) < workers:
-                index = queue.pop()
-                running[pool.submit(run, jobs[index])] = index
+                chunk = queue.pop()
+                running[pool.submit(_run_batch, run, [jobs[i] for i in chunk])] = chunk
             done, _ = wait(running, return_when=FIRST_COMPLETED)
             for future in done:
-                index = running.pop(future)
+                chunk = running.pop(future)
                 try:
-                    result = future.result()
+                    outcomes = future.result()
                 except BrokenProcessPool:
                     _kill_workers(pool)
-                    return sorted([index, *running.values()]), list(reversed(queue))
+                    in_flight = [i for c in [chunk, *running.values()] for i in c]
+                    return sorted(in_flight), [i for c in reversed(queue) for i in c]
                 except Exception as error:  # noqa: BLE001 - e.g. a result that cannot cross processes
-                    results[index] = WorkerLost(type(error).__name__, str(error)[:2000])
-                else:
-                    results[index] = result if keep is None else keep(result)
+                    if len(chunk) > 1:
+                        queue += [[i] for i in reversed(chunk)]
+                        continue
+                    outcomes = [WorkerLost(type(error).__name__, str(error)[:2000])]
+                for index, outcome in zip(chunk, outcomes, strict=True):
+                    kept = keep is not None and not isinstance(outcome, WorkerLost)
+                    results[index] = keep(outcome) if kept else outcome
     return [], []
 
 

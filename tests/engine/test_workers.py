@@ -17,17 +17,26 @@ def faults(monkeypatch):
     return worker_faults
 
 
-def test_results_come_back_in_order_whatever_order_they_start_in(faults):
+@pytest.mark.parametrize("batch", [1, 4])
+def test_results_come_back_in_order_whatever_order_they_start_in(faults, batch):
     jobs = [0, 1, 2, 4, 6, 7]
-    assert run_isolated(jobs, faults.exit_on, 2, faults.start_nothing, order=[5, 4, 3, 2, 1, 0]) == \
+    assert run_isolated(jobs, faults.exit_on, 2, faults.start_nothing, order=[5, 4, 3, 2, 1, 0], batch=batch) == \
         [j * j for j in jobs]
 
 
-def test_a_job_that_kills_its_worker_is_lost_alone_and_a_raising_one_says_why(faults):
-    results = run_isolated(list(range(8)), faults.exit_on, 2, faults.start_nothing)
+@pytest.mark.parametrize("batch", [1, 3])
+def test_a_job_that_kills_its_worker_is_lost_alone_and_a_raising_one_says_why(faults, batch):
+    """Also in batches: the dying job's batch neighbours are run again alone and come back."""
+    results = run_isolated(list(range(8)), faults.exit_on, 2, faults.start_nothing, batch=batch)
     assert results[3] == WorkerLost("BrokenProcessPool", "the worker process died (killed or out of memory)")
     assert results[5] == WorkerLost("ValueError", "five is refused")
     assert [r for i, r in enumerate(results) if i not in (3, 5)] == [0, 1, 4, 16, 36, 49]
+
+
+def test_a_result_that_cannot_come_back_costs_only_its_job_not_its_batch(faults):
+    results = run_isolated(list(range(5)), faults.unpicklable_on_two, 2, faults.start_nothing, batch=3)
+    assert results[:2] == [0, 1] and results[3:] == [3, 4]
+    assert isinstance(results[2], WorkerLost)
 
 
 def test_each_result_is_replaced_by_what_is_kept_of_it_as_it_arrives(faults):
@@ -37,7 +46,7 @@ def test_each_result_is_replaced_by_what_is_kept_of_it_as_it_arrives(faults):
         kept.append(result)
         return f"<{result}>"
 
-    results = run_isolated(list(range(7)), faults.exit_on, 2, faults.start_nothing, keep=keep)
+    results = run_isolated(list(range(7)), faults.exit_on, 2, faults.start_nothing, keep=keep, batch=2)
     assert sorted(kept) == [0, 1, 4, 16, 36]  # every result once; lost jobs are not results
     assert results[:3] == ["<0>", "<1>", "<4>"] and results[4] == "<16>" and results[6] == "<36>"
     assert isinstance(results[3], WorkerLost) and isinstance(results[5], WorkerLost)

@@ -43,6 +43,11 @@ def exit_on(job: int) -> int:
     return job * job
 
 
+def unpicklable_on_two(job: int) -> object:
+    """A job for ``run_isolated`` whose result cannot cross back to the parent on 2."""
+    return (lambda: job) if job == 2 else job
+
+
 def start_nothing() -> None:
     """A worker initializer that sets nothing up."""
 

@@ -57,6 +57,9 @@ class GenerationConfig:
 
 # A worker also gets the whole library, packed (~1 s more than a build worker): worth it from this many plans.
 PLANS_PER_WORKER = 64
+# Plans go to a worker this many at a time, consecutive in reuse order: one at a time, neighbours over the same
+# services went to both workers, and each started its own processes for them.
+PLANS_PER_BATCH = 16
 
 
 def task_workers(n_plans: int, cores: int | None = None) -> int:
@@ -218,7 +221,7 @@ def _in_workers(plans: list[Plan], built: Mapping[str, BuiltService], seed: int,
     backends = replace(backends, limits=backends.limits.shared(workers))  # the round's caps, shared out
     library = packed_library(built)  # a worker mounts a few services per task, unpacked as they are asked for
     outcomes = run_isolated(plans, _worker_task, workers, _start_worker, (library, seed, config, backends), order,
-                            keep)
+                            keep, PLANS_PER_BATCH)
     return [_lost(plan, seed, outcome) if isinstance(outcome, WorkerLost) else outcome
             for plan, outcome in zip(plans, outcomes, strict=True)]
 
