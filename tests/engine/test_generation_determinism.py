@@ -3,9 +3,10 @@
 The golden digests were taken from ``generate_tasks(builtin specs, offline-synthesized modules,
 seed=0, n=200)`` after walks drew the next service rather than the next tool (before: person lookups took
 the role their records are seeded with, bridge walks, issue 11's world-drawn consistent values,
-goal-stated instructions, traps, roles, difficulty), computed twice in a row with identical results. A
-change to sampling, seeding, instructions or rubrics changes them on purpose: rerun this file, check the
-new digests are stable, and update them.
+goal-stated instructions, traps, roles, difficulty), computed twice in a row with identical results; the
+tasks' digest again when tasks recorded their walk's hash (``Task.walk_hash``: without that field the tasks
+give the earlier digest, aaba6eff…). A change to sampling, seeding, instructions or rubrics changes them on
+purpose: rerun this file, check the new digests are stable, and update them.
 """
 
 from __future__ import annotations
@@ -26,7 +27,7 @@ from compoworld_assets.engine.tasks.pipeline import generate_tasks
 from compoworld_assets.engine.tasks.sampling import WalkConfig, sample_plans
 from compoworld_assets.engine.world_model.offline import OfflineWorldModel
 
-GOLDEN_TASKS = "aaba6eff882838252d0a9ae3a4075bc8873b1f43a7ed74b42983cf0bd581a461"
+GOLDEN_TASKS = "6db16a6b7413b3b5425ff78e0a50419e7c63b510133cf05bc91f8e4ce4c9bcb9"
 GOLDEN_QUARANTINED = "c7d7d26f5f52b1e9b5c79c49bd8bea0171fca45094a3d721ef69ae40de01ec4f"
 
 
