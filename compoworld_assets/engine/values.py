@@ -275,11 +275,7 @@ class _Xeger(Xeger):
         return result
 
     def _handle_in(self, value: Any) -> Any:
-        try:
-            choices = _class_choices(tuple(value))
-        except TypeError:  # an item sre made unhashable: worked out here, uncached
-            choices = _class_choices.__wrapped__(tuple(value))
-        return self._random.choice(choices)
+        return self._random.choice(_class_choices(tuple(value)))  # sre's class items are tuples of constants
 
     def _handle_repeat(self, start_range: int, end_range: int, value: Any) -> str:
         return super()._handle_repeat(start_range, min(end_range, start_range + MAX_PATTERN_REPEAT), value)
