@@ -4,6 +4,7 @@ hash built from each service's (worked out once per state object)."""
 from hypothesis import given
 from hypothesis import strategies as st
 
+from compoworld_assets.engine.canonical import content_hash
 from compoworld_assets.engine.runtime.state import ServiceState, WorldState
 
 values = st.one_of(st.none(), st.text(max_size=5), st.integers(-5, 5))
@@ -38,3 +39,18 @@ def test_the_world_hash_follows_the_content_of_every_service(tables_a, counters_
     moved = WorldState(services={"crm": changed, "billing": billing})
     assert moved.content_hash() != world.content_hash()
     assert WorldState(services={"crm": crm}).content_hash() != world.content_hash()
+
+
+# What a record may hold, JSON or not: every float (NaN and infinities too), integers past 64 bits, any text, tuples,
+# datetimes. Dicts are keyed by strings: records are JSON objects (they cross the sandbox as JSON).
+scalars = st.one_of(st.none(), st.booleans(), st.integers(), st.floats(), st.text(max_size=8), st.datetimes())
+anything = st.recursive(scalars, lambda inner: st.one_of(
+    st.lists(inner, max_size=3), st.tuples(inner, inner),
+    st.dictionaries(st.text(max_size=4), inner, max_size=3)), max_leaves=12)
+
+
+@given(st.dictionaries(st.text(max_size=4), st.dictionaries(st.text(max_size=4), st.dictionaries(
+    st.text(max_size=4), anything, max_size=3), max_size=3), max_size=2), counters)
+def test_a_state_hashes_as_its_json_dump_whatever_its_records_hold(tables_, counters_):
+    state = ServiceState.model_construct(service_id="crm", tables=tables_, counters=counters_)
+    assert state.content_hash() == content_hash(state.model_dump(mode="json", warnings=False))
