@@ -28,7 +28,7 @@ from compoworld_assets.engine.tasks.sampling import WalkConfig
 from compoworld_assets.task_volume import PLANS_PER_SERVICE, default_plan_count
 from resources import PARTITIONS_IO_MANAGER, LLMResource, SandboxResource, StorageResource
 
-SAMPLER_VERSION = "4"
+SAMPLER_VERSION = "5"
 
 
 class TaskRoundConfig(dg.Config):

@@ -1,7 +1,9 @@
 """From a plan to a task: a seeded world, real user-known values, an instruction, house rules, a rubric.
 
-The world holds the plan's services plus a few distractor services, all seeded from one
-:class:`~compoworld_assets.engine.library.seeding.Population`. User-known bindings get values
+The world holds the plan's services, all seeded from one
+:class:`~compoworld_assets.engine.library.seeding.Population`; a few distractor services are named beside them,
+mounted where an agent works at the state their service was built with, as the padding is (nothing in the task
+refers to their records, and seeding them per task made a third of its JSON). User-known bindings get values
 drawn from that world (so the customer's email really is a customer's email). The gold run of
 the plan on a runtime gives the values the rubric checks.
 """
@@ -105,12 +107,12 @@ def draft_task(plan: Plan, services: Mapping[str, ServiceSpec | BuiltService], s
 
 def _world(plan: Plan, specs: Mapping[str, ServiceSpec], seed: int,
            config: TaskConfig) -> tuple[list[str], WorldState]:
-    """The distractor services and the seeded initial world of a plan's task."""
+    """The distractor services and the seeded initial world of a plan's task (its needed services only)."""
     rng = random.Random(f"distractors:{seed}:{plan.plan_hash()}")
     others = sorted(set(specs) - set(plan.services))
     count = min(len(others), rng.randint(config.min_distractors, config.max_distractors))
     distractors = sorted(rng.sample(others, count))
-    world = seed_world([specs[s] for s in plan.services + distractors], seed, config.rows_per_entity)
+    world = seed_world([specs[s] for s in plan.services], seed, config.rows_per_entity)
     return distractors, world
 
 

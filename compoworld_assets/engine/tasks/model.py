@@ -98,8 +98,10 @@ class Task(BaseModel):
     split: Split = "train"
     domain: str
     services: list[str] = Field(description="Services the plan needs.")
-    distractor_services: list[str] = Field(default_factory=list)
-    initial_state: WorldState
+    distractor_services: list[str] = Field(
+        default_factory=list, description="Services mounted beside the needed ones that the task does not need; "
+        "they start at their built seed state, as the padding does.")
+    initial_state: WorldState = Field(description="The seeded states of the needed services.")
     instruction: str
     instruction_style: InstructionStyle = Field(
         default="goal", description="goal: the user's goal in their words; explicit: the plan step by step.")

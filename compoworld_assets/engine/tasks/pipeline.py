@@ -73,10 +73,9 @@ def task_seed(seed: int, plan: Plan) -> int:
 
 
 def task_world(task: Task, built: Mapping[str, BuiltService], pool: RuntimePool) -> WorldRuntime:
-    """The world a task's gold plan runs on: its services and distractors, reset to its initial state (the
-    distractors' processes start only if something calls them)."""
-    return pool.world([built[s].mount() for s in task.services + task.distractor_services], task.initial_state,
-                      standby=task.distractor_services)
+    """The world a task's gold plan runs on: its needed services, reset to its initial state (the plan, its traps'
+    wrong plans and the gate's mutations call nothing else)."""
+    return pool.world([built[s].mount() for s in task.services], task.initial_state)
 
 
 def generate_tasks(specs: Iterable[ServiceSpec], built: Mapping[str, BuiltService], seed: int, n: int,

@@ -5,17 +5,22 @@ from __future__ import annotations
 import pytest
 from toy_world import toy_modules, toy_specs, toy_task
 
+from compoworld_assets.engine.library.seeding import seed_world
 from compoworld_assets.engine.rollout.worlds import PooledWorldFactory
+from compoworld_assets.engine.runtime.state import WorldState
 from compoworld_assets.engine.service_build import BuiltService
+
+
+def toy_built():
+    modules = toy_modules()
+    return {sid: BuiltService(spec=spec, module=modules[sid],
+                              implementation={t: "code" for t in modules[sid].implemented_tools})
+            for sid, spec in toy_specs().items()}
 
 
 @pytest.fixture
 def factory():
-    modules = toy_modules()
-    built = {sid: BuiltService(spec=spec, module=modules[sid],
-                               implementation={t: "code" for t in modules[sid].implemented_tools})
-             for sid, spec in toy_specs().items()}
-    with PooledWorldFactory(built, mount_size=1) as pooled:
+    with PooledWorldFactory(toy_built(), mount_size=1) as pooled:
         yield pooled
 
 
@@ -51,3 +56,14 @@ def test_a_world_changed_by_one_episode_starts_clean_in_the_next(factory):
         update={"services": {"crm": task.initial_state.services["crm"]}})
     assert again.call("crm", "get_contact", {"contact_id": contact})["success"]
     again.close()
+
+
+def test_a_distractor_the_task_does_not_seed_starts_at_its_seed_state():
+    task = toy_task()
+    needed_only = WorldState(services={sid: task.initial_state.services[sid] for sid in task.services})
+    seed = seed_world([toy_specs()["mail"]], 99).services["mail"]
+    with PooledWorldFactory(toy_built(), seed_states={"mail": seed}, mount_size=3) as pooled:
+        world = pooled(task.model_copy(update={"initial_state": needed_only}))
+        assert task.distractor_services == ["mail"] and world.service_ids == ["crm", "helpdesk", "mail"]
+        assert world.world_state().services == {**needed_only.services, "mail": seed}
+        world.close()

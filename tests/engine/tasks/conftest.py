@@ -5,7 +5,9 @@ from __future__ import annotations
 import pytest
 
 from compoworld_assets.engine.library.builder import ServiceBuilder, field
+from compoworld_assets.engine.library.seeding import seed_world
 from compoworld_assets.engine.runtime.service_runtime import RuntimePool, ServiceMount
+from compoworld_assets.engine.runtime.state import WorldState
 from compoworld_assets.engine.service_build import BuiltService
 from compoworld_assets.engine.specs.model import ServiceSpec
 from compoworld_assets.engine.synthesis.offline import OfflineSynthesizer
@@ -62,10 +64,13 @@ def pool():
 
 @pytest.fixture(scope="session")
 def runtime_for(pool, tiny_built):
+    """A task's world as an agent gets it: its needed services at its initial state, its distractors at a seed
+    state of their own (as the rollout world factory mounts them)."""
     def make(task):
         mounts = [ServiceMount(tiny_built[s].spec, tiny_built[s].module, tiny_built[s].implementation)
                   for s in task.services + task.distractor_services]
-        return pool.world(mounts, task.initial_state)
+        distractors = seed_world([tiny_built[s].spec for s in task.distractor_services], 0)
+        return pool.world(mounts, WorldState(services={**distractors.services, **task.initial_state.services}))
 
     return make
 

@@ -40,13 +40,20 @@ def test_wrong_answer_costs_its_share(email_task, runtime_for):
     assert rubric_score(email_task, results) == pytest.approx(0.5)
 
 
+def test_a_task_seeds_the_services_it_needs_and_only_names_its_distractors(email_task):
+    assert set(email_task.initial_state.services) == set(email_task.services) == {"shop", "mailer"}
+    assert email_task.distractor_services == ["notes"]
+
+
 def test_collateral_damage_zeroes_the_score(email_task, runtime_for):
     assert email_task.distractor_services == ["notes"]
     runtime = runtime_for(email_task)
-    _, _, answer = execute_plan(email_task, runtime)
+    # As an episode scores it: against the whole mounted world, the distractor at its own seed state.
+    mounted = email_task.model_copy(update={"initial_state": runtime.world_state()})
+    _, _, answer = execute_plan(mounted, runtime)
     scribble = runtime.call("notes", "update_note", {"note_id": "note_0001", "title": "Scribbled over"})
     assert scribble["success"]
-    results = evaluate_rubric(email_task, runtime.world_state(), answer)
+    results = evaluate_rubric(mounted, runtime.world_state(), answer)
     assert {r.id for r in results if not r.passed} == {"no_collateral"}
     assert rubric_score(email_task, results) == 0.0
 
