@@ -12,7 +12,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, create_model
 
-from compoworld_assets.engine.canonical import content_hash, plain_canonical_json, text_hash
+from compoworld_assets.engine.canonical import canonical_json, content_hash, plain_canonical_json, text_hash
 from compoworld_assets.engine.identity_cache import WeakIdentityCache
 from compoworld_assets.engine.runtime.worker import copy_state
 from compoworld_assets.engine.specs.model import EntitySpec, ServiceSpec
@@ -39,12 +39,15 @@ class ServiceState(BaseModel):
         return cls(service_id=spec.id, tables={e.name: {} for e in spec.entities},
                    counters={e.name: 0 for e in spec.entities})
 
-    def content_hash(self) -> str:
-        """The hash of the state's JSON dump. Records are JSON data (they cross the sandbox as JSON), and the dump
-        of JSON data is that data, so the state is encoded as held, without the dump (a third of the cost of
-        hashing a paper-scale task's world); a state holding anything else (a NaN, a date) is dumped first."""
+    def canonical_json(self) -> str:
+        """The canonical JSON of the state's JSON dump. Records are JSON data (they cross the sandbox as JSON), and
+        the dump of JSON data is that data, so the state is encoded as held, without the dump (a third of the cost
+        of hashing a paper-scale task's world); a state holding anything else (a NaN, a date) is dumped first."""
         text = plain_canonical_json({"service_id": self.service_id, "tables": self.tables, "counters": self.counters})
-        return text_hash(text) if text is not None else content_hash(self.model_dump(mode="json"))
+        return text if text is not None else canonical_json(self.model_dump(mode="json"))
+
+    def content_hash(self) -> str:
+        return text_hash(self.canonical_json())
 
     def same_content(self, other: ServiceState) -> bool:
         """Whether ``other`` holds the same records and counters, by Python value equality.

@@ -129,8 +129,8 @@ class _Outcome:
             if state is gold:
                 continue
             if service_id not in self._services:
-                self._services[service_id] = canonical_json(gold.model_dump(mode="json"))
-            if canonical_json(state.model_dump(mode="json")) != self._services[service_id]:
+                self._services[service_id] = gold.canonical_json()
+            if state.canonical_json() != self._services[service_id]:
                 return False
         return True
 

@@ -4,7 +4,7 @@ hash built from each service's (worked out once per state object)."""
 from hypothesis import given
 from hypothesis import strategies as st
 
-from compoworld_assets.engine.canonical import content_hash
+from compoworld_assets.engine.canonical import canonical_json, content_hash
 from compoworld_assets.engine.runtime.state import ServiceState, WorldState
 
 values = st.one_of(st.none(), st.text(max_size=5), st.integers(-5, 5))
@@ -54,3 +54,4 @@ anything = st.recursive(scalars, lambda inner: st.one_of(
 def test_a_state_hashes_as_its_json_dump_whatever_its_records_hold(tables_, counters_):
     state = ServiceState.model_construct(service_id="crm", tables=tables_, counters=counters_)
     assert state.content_hash() == content_hash(state.model_dump(mode="json", warnings=False))
+    assert state.canonical_json() == canonical_json(state.model_dump(mode="json", warnings=False))
