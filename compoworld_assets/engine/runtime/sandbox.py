@@ -20,7 +20,8 @@ parent), JSON and state schema are checked. Bytes that arrive outside a frame, a
 wrong id, an oversized or malformed frame, a child that stops reading its input, a timeout or
 a death: each kills the whole sandbox (every process in its PID namespace) and answers an
 error envelope; the next call starts a fresh child with the last good state, which the parent
-mirrors from the replies (a call that changed the state sends the new state back).
+keeps from the replies (a call that changed the state sends back the tables it changed, whole, or the whole
+state when it changed which tables there are).
 
 An untrusted module gets a fresh child on every ``reset`` that follows a call (its code could have
 changed the interpreter, which a state restore does not undo). For trusted modules, resets to a
@@ -284,6 +285,14 @@ def _state_json(state: ServiceState) -> bytes:
     return encoded
 
 
+class _TablesChange(pydantic.BaseModel):
+    """What a child sends back when a call changed tables of its state but not their set or order: those tables,
+    whole, and all the counters (typed as :class:`ServiceState`'s)."""
+
+    tables: dict[str, dict[str, dict[str, Any]]]
+    counters: dict[str, int]
+
+
 def _preview(value: Any) -> str:
     text = value if isinstance(value, str) else repr(value)
     return text if len(text) <= 200 else text[:200] + "..."
@@ -336,8 +345,12 @@ class SandboxedExecutor:
         # Released when closed, collected, or when the process exits: multiprocessing's finalizers also run in
         # worker processes, which end by ``os._exit`` and so skip ``atexit`` (and ``weakref.finalize``).
         self._finalizer = Finalize(self, self._resources.release, exitpriority=10)
-        self._mirror = self._reset_mirror = _encode({"service_id": service_id, "tables": {}, "counters": {}})[:-1]
-        self._parsed: ServiceState | None = None  # the checked copy of the last reply's state, until read
+        self._mirror: bytes | None = _encode({"service_id": service_id, "tables": {}, "counters": {}})[:-1]
+        self._reset_mirror = self._mirror
+        # The hosted state as the parent knows it (a value: never changed in place), its JSON (``_mirror``) written
+        # out only when a child must be given it again; None until read or built from a reply.
+        self._current: ServiceState | None = None
+        self._reset_state: ServiceState | None = None
         self.version = 0  # counts the changes of the hosted state (resets, restores and changing calls)
         self._state_owner = service_id  # the service id of the installed state: replies must keep it
         self._installed: bytes | None = None  # the JSON of the child's pristine copy
@@ -401,6 +414,7 @@ class SandboxedExecutor:
     def reset(self, state: ServiceState) -> None:
         """Install ``state``; nothing crosses the pipe when the child already holds exactly this JSON."""
         self._mirror = self._reset_mirror = _state_json(state)
+        self._current = self._reset_state = state
         self.version += 1
         self._state_owner = state.service_id
         self._install_mirror()
@@ -408,7 +422,7 @@ class SandboxedExecutor:
     def restore(self) -> None:
         """Go back to the state of the last :meth:`reset`, without encoding it again."""
         if self._mirror is not self._reset_mirror:
-            self._mirror = self._reset_mirror
+            self._mirror, self._current = self._reset_mirror, self._reset_state
             self.version += 1
         self._install_mirror()
 
@@ -418,7 +432,6 @@ class SandboxedExecutor:
         return self._mirror is not self._reset_mirror
 
     def _install_mirror(self) -> None:
-        self._parsed = None
         if self._resources.child is None:
             if not self._lazy:  # a lazy child starts at the next call, with the mirror installed
                 self._start()
@@ -447,10 +460,18 @@ class SandboxedExecutor:
         self._child_dirty = self._restore_pending = False
 
     def state(self) -> ServiceState:
-        """A copy of the hosted state. The copy the last call's reply was checked with is handed over once
-        instead of being parsed again; nothing else is kept, so the parent holds no second copy of a state."""
-        parsed, self._parsed = self._parsed, None
-        return parsed if parsed is not None else ServiceState.model_validate_json(self._mirror)
+        """The hosted state, as a value (never to be changed in place: take a ``snapshot()`` to change it): the
+        object the last reset was given while no call changed it, else the one the last change was built into."""
+        if self._current is None:
+            self._current = ServiceState.model_validate_json(self._held_json())
+        return self._current
+
+    def _held_json(self) -> bytes:
+        """The JSON of the hosted state, written out from it when a reply gave only the tables it changed."""
+        if self._mirror is None:
+            assert self._current is not None
+            self._mirror = _state_json(self._current)
+        return self._mirror
 
     def call(self, tool: str, args: dict[str, Any]) -> dict[str, Any]:
         if self.closed:
@@ -512,7 +533,7 @@ class SandboxedExecutor:
             self._rollback()
             return error(INTERNAL_ERROR, f"tool {tool!r} returned a non-envelope value: {_preview(result)}")
         if state is not None:
-            self._mirror, self._parsed = state
+            self._mirror, self._current = state
             self.version += 1
             self._child_dirty = True
         return result
@@ -532,7 +553,7 @@ class SandboxedExecutor:
         return False
 
     def _reset_request(self) -> bytes:
-        return b'{"op":"reset","state":' + self._mirror + b"}\n"
+        return b'{"op":"reset","state":' + self._held_json() + b"}\n"
 
     def _rollback(self) -> None:
         try:
@@ -590,7 +611,7 @@ class SandboxedExecutor:
             self._stop_child()
             raise SandboxLoadError(f"the service module failed to load: {_preview(str(reply.get('message')))}",
                                    violation=reply.get("failure") == "violation")
-        self._installed = self._mirror
+        self._installed = self._held_json()
         self._child_dirty = self._restore_pending = False
         self._calls_since_start = 0
         self.starts += 1
@@ -601,9 +622,9 @@ class SandboxedExecutor:
             self._resources.child = None
 
     def _exchange(self, request: bytes, timeout_s: float, *,
-                  with_id: bool = True) -> tuple[dict[str, Any], tuple[bytes, ServiceState] | None]:
-        """Send ``request`` (a JSON line) and read its frame: the reply and the new state (its JSON and the
-        checked copy), or None when the state did not change."""
+                  with_id: bool = True) -> tuple[dict[str, Any], tuple[bytes | None, ServiceState] | None]:
+        """Send ``request`` (a JSON line) and read its frame: the reply and the new state (its JSON, None when the
+        reply gave only the tables it changed, and the checked state), or None when the state did not change."""
         child = self._resources.child
         assert child is not None and child.process.stdin is not None
         deadline = time.monotonic() + timeout_s
@@ -638,7 +659,28 @@ class SandboxedExecutor:
         if not isinstance(reply, dict):
             raise _ProtocolViolation(f"reply is not an object: {_preview(reply)}")
         state = body[reply_size:]
-        return reply, ((state, self._check_state(state)) if state else None)
+        if not state:
+            return reply, None
+        if reply.get("changed") == "tables":
+            return reply, (None, self._changed_tables(state))
+        return reply, (state, self._check_state(state))
+
+    def _changed_tables(self, change: bytes) -> ServiceState:
+        """The hosted state with the tables a reply changed (whole, and checked as a state's are) and its counters.
+
+        The tables it names must be the state's: a reply that adds or removes tables sends the whole state."""
+        try:
+            patch = _TablesChange.model_validate_json(change)
+        except (pydantic.ValidationError, RecursionError) as exc:
+            raise _ProtocolViolation(f"the tables sent back are not a valid change: {_preview(str(exc))}") from None
+        before = self.state()
+        unknown = sorted(set(patch.tables) - set(before.tables))
+        if unknown:
+            raise _ProtocolViolation(f"the change sent back names tables the state lacks: {_preview(unknown)}")
+        return ServiceState.model_construct(
+            before.model_fields_set, service_id=before.service_id,
+            tables={entity: patch.tables.get(entity, table) for entity, table in before.tables.items()},
+            counters=patch.counters)
 
     def _check_state(self, state: bytes) -> ServiceState:
         try:

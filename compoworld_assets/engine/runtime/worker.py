@@ -14,7 +14,11 @@ pristine copy) and ``{"id", "op": "rollback"}`` (undo the last call). Every repl
 on the protocol fd: a header line ``CW <id> <reply bytes> <state bytes>`` followed by the reply
 JSON (``{"ok": true, ...}`` or ``{"ok": false, "failure": kind, "message"}``, kind one of
 ``violation``, ``exception``, ``resource``, ``protocol``) and, when a call changed the state,
-the new state's JSON. The configuration is answered with id 0.
+what it changed: with ``"changed": "tables"`` the tables the call changed, whole, and the counters
+(``{"tables": {entity: table}, "counters": ...}``: a write touches one or two of a service's tables, and
+the whole state was most of a paper-scale task's round trips); with ``"changed": true`` the whole new
+state, when the call added, removed or reordered tables, changed the service id or left the state in a
+shape that is not tables of records. The configuration is answered with id 0.
 
 Service code runs in this interpreter and can reach the protocol fds, so the parent trusts no
 frame: it checks ids, sizes, JSON and the state's schema, and treats anything else on the pipe
@@ -235,6 +239,7 @@ class Worker:
         self.installed = copy_state(self.state)
         self.previous = self.installed
         self.pristine = True  # ``state`` equals ``installed``
+        self.changed = None  # the tables the last changing call changed (changed_tables), None: see the state
 
     # ``installed`` and ``previous`` are never mutated (only ``state`` is handed to the service), so
     # while ``state`` is pristine ``previous`` is the pristine copy itself and a call copies nothing;
@@ -286,9 +291,33 @@ class Worker:
             return {"ok": False, "failure": failure[0], "message": failure[1]}
         reply = {"ok": True, "result": result}
         if self.state != self.previous:
-            reply["changed"] = True
+            self.changed = changed_tables(self.previous, self.state)
+            reply["changed"] = "tables" if self.changed is not None else True
             self.pristine = False
         return reply
+
+    def change(self, reply):
+        """What the frame of a changing ``reply`` carries: the changed tables and the counters, or the state."""
+        if reply.get("changed") == "tables":
+            return {"tables": self.changed, "counters": self.state["counters"]}
+        return self.state
+
+
+def _tables_of_records(state):
+    if not isinstance(state, dict) or not isinstance(state.get("tables"), dict):
+        return None
+    tables = state["tables"]
+    return tables if all(isinstance(table, dict) for table in tables.values()) else None
+
+
+def changed_tables(before, after):
+    """The tables of ``after`` that differ from ``before``'s, by entity; None when the two do not have the same
+    service id and the same tables in the same order (then only the whole state says what changed)."""
+    old, new = _tables_of_records(before), _tables_of_records(after)
+    if old is None or new is None or before.get("service_id") != after.get("service_id") \
+            or list(old) != list(new) or not isinstance(after.get("counters"), dict):
+        return None
+    return {entity: table for entity, table in new.items() if table != old[entity]}
 
 
 def encode(reply):
@@ -327,7 +356,7 @@ def serve(worker, proto_in, proto_out):
         except (ValueError, KeyError, TypeError) as exc:
             reply = {"ok": False, "failure": "protocol", "message": f"bad request: {exc}"}
         try:
-            data = frame(request_id, encode(reply), encode(worker.state) if reply.get("changed") else b"")
+            data = frame(request_id, encode(reply), encode(worker.change(reply)) if reply.get("changed") else b"")
         except (TypeError, ValueError, RecursionError) as exc:
             worker.undo()
             data = frame(request_id, encode({

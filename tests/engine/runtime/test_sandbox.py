@@ -112,7 +112,7 @@ def test_state_reset_and_get_round_trip(executor):
     assert executor.state() == state
     assert executor.call("bump", {}) == {"success": True, "data": 6}
     assert executor.state().counters == {"n": 6}
-    copy = executor.state()
+    copy = executor.state().snapshot()  # states are values: a copy to change
     copy.counters["n"] = 100
     assert executor.state().counters == {"n": 6}
     assert executor.call("echo", {"a": [1, {"b": None}]}) == {
