@@ -13,33 +13,41 @@ from compoworld_assets.engine.runtime.state import ServiceState
 SOURCE = """
 import typing
 
-def ok(data):
-    return {"success": True, "data": data}
+
+def rename(tables, args):
+    tables["Item"]["it_1"]["name"] = args["name"]
+
+
+def rename_to_end(tables, args):  # changed and moved to the end of its table
+    tables["Item"]["it_1"] = dict(tables["Item"].pop("it_1"), name="Lamp, oak")
+
+
+def add_table(tables, args):
+    tables["Extra"] = {"ex_1": {"id": "ex_1"}}
+
+
+def drop_table(tables, args):
+    del tables["Order"]
+
+
+def forge(change):
+    # Service code can reach the worker's functions: what it sends back is checked by the parent, not trusted.
+    def forged(tables, args):
+        typing.sys.modules["__main__"].changed_tables = lambda before, after: change
+        tables["Item"]["it_1"]["name"] = "forged"
+    return forged
+
+
+TOOLS = {"rename": rename, "rename_to_end": rename_to_end, "add_table": add_table, "drop_table": drop_table,
+         "forge_unknown_table": forge({"Ghost": {}}), "forge_bad_record": forge({"Item": {"it_1": 7}})}
+
 
 def handle(state, tool, args):
-    tables = state["tables"]
     if tool == "dump":
-        return ok(state)
-    if tool == "rename":
-        tables["Item"]["it_1"]["name"] = args["name"]
-        state["counters"]["Item"] += 1
-        return ok(True)
-    if tool == "rename_to_end":  # changed and moved to the end of its table
-        tables["Item"]["it_1"] = dict(tables["Item"].pop("it_1"), name="Lamp, oak")
-        return ok(True)
-    if tool == "add_table":
-        tables["Extra"] = {"ex_1": {"id": "ex_1"}}
-        return ok(True)
-    if tool == "drop_table":
-        del tables["Order"]
-        return ok(True)
-    worker = typing.sys.modules["__main__"]
-    if tool == "forge_unknown_table":
-        worker.changed_tables = lambda before, after: {"Ghost": {}}
-    if tool == "forge_bad_record":
-        worker.changed_tables = lambda before, after: {"Item": {"it_1": 7}}
-    tables["Item"]["it_1"]["name"] = "forged"
-    return ok(True)
+        return {"success": True, "data": state}
+    TOOLS[tool](state["tables"], args)
+    state["counters"]["Item"] += 1
+    return {"success": True, "data": None}
 """
 
 
@@ -73,7 +81,8 @@ def test_the_state_built_from_a_reply_is_the_child_state_in_its_order(executor, 
         [list(child["tables"])] + [list(t) for t in child["tables"].values()]
     assert before == start_state()  # the state the executor was reset with is a value, left as it was
     if tool == "rename":  # only the changed table came back: the other is the very table the executor held
-        assert after.tables["Order"] is before.tables["Order"] and after.counters == {"Item": 3, "Order": 1}
+        assert after.tables["Order"] is before.tables["Order"]
+    assert after.counters["Item"] == 3
 
 
 def test_the_state_after_a_change_is_the_one_a_restart_and_a_restore_give_back(executor):
