@@ -68,7 +68,7 @@ from compoworld_assets.engine.envelope import (
 from compoworld_assets.engine.runtime import isolation
 from compoworld_assets.engine.runtime.executor import SandboxLimits
 from compoworld_assets.engine.runtime.scratch import ScratchFolder
-from compoworld_assets.engine.runtime.state import ServiceState
+from compoworld_assets.engine.runtime.state import Counters, ServiceState, Tables
 
 ALLOWED_IMPORTS = (
     "__future__",
@@ -287,10 +287,10 @@ def _state_json(state: ServiceState) -> bytes:
 
 class _TablesChange(pydantic.BaseModel):
     """What a child sends back when a call changed tables of its state but not their set or order: those tables,
-    whole, and all the counters (typed as :class:`ServiceState`'s)."""
+    whole, and all the counters, typed as :class:`ServiceState`'s."""
 
-    tables: dict[str, dict[str, dict[str, Any]]]
-    counters: dict[str, int]
+    tables: Tables
+    counters: Counters
 
 
 def _preview(value: Any) -> str:

@@ -27,12 +27,17 @@ _PY_TYPES: dict[str, Any] = {
 }
 
 
+# A state's entity tables (``tables[entity][id] = record``) and id counters, as typed wherever a state is checked.
+Tables = dict[str, dict[str, dict[str, Any]]]
+Counters = dict[str, int]
+
+
 class ServiceState(BaseModel):
     """The state of one service: entity tables and id counters."""
 
     service_id: str
-    tables: dict[str, dict[str, dict[str, Any]]] = Field(default_factory=dict)
-    counters: dict[str, int] = Field(default_factory=dict)
+    tables: Tables = Field(default_factory=dict)
+    counters: Counters = Field(default_factory=dict)
 
     @classmethod
     def empty(cls, spec: ServiceSpec) -> ServiceState:
