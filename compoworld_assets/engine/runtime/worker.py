@@ -7,7 +7,8 @@ a scratch directory. It imports nothing but the standard library.
 
 Protocol. Requests are JSON lines on stdin. The first is the configuration (``source``,
 ``filename``, ``scratch``, ``cpu_seconds``, ``memory_mb``, ``file_size_mb``,
-``max_open_files``, ``allowed_imports``, ``seccomp`` (the BPF program, base64)); then
+``max_open_files``, ``allowed_imports`` (what service code may import), ``loadable`` (the top-level names of
+the modules those import in turn), ``seccomp`` (the BPF program, base64)); then
 ``{"id", "op": "reset", "state"}`` (the child keeps a pristine copy of that state),
 ``{"id", "op": "call", "tool", "args", "restore"}`` (``restore`` true: first go back to the
 pristine copy) and ``{"id", "op": "rollback"}`` (undo the last call). Every reply is one frame
@@ -46,21 +47,6 @@ KERNEL_REFUSALS = {errno.EPERM: "violation", errno.EACCES: "violation", errno.ER
                    errno.EFBIG: "resource"}
 WRITE_FLAGS = os.O_WRONLY | os.O_RDWR | os.O_APPEND | os.O_CREAT | os.O_TRUNC
 
-# Modules the interpreter or allowed modules import lazily; loaded before the hook goes in.
-SUPPORT_MODULES = (
-    "_strptime",
-    "time",
-    "calendar",
-    "locale",
-    "encodings.idna",
-    "encodings.latin_1",
-    "encodings.ascii",
-    "unicodedata",
-    "numbers",
-    "fractions",
-    "bisect",
-    "inspect",
-)
 # Audit events denied outright (exact names and prefixes).
 DENIED_EVENTS = frozenset(
     {
@@ -117,11 +103,11 @@ class Sandbox:
     def __init__(self, config):
         self.scratch = os.path.realpath(config["scratch"])
         self.read_roots = [self.scratch] + [os.path.realpath(p) for p in sys.path if p]
-        # C code (datetime.strptime, codecs) imports through the caller's __import__, so the
-        # support modules must pass the guard too.
-        self.importable = frozenset(config["allowed_imports"]) | {
-            m.partition(".")[0] for m in SUPPORT_MODULES
-        }
+        # What service code may import (C code such as datetime.strptime imports through the caller's
+        # __import__, so the modules it needs are in the list), and what may be loaded: those and every module
+        # they import in turn. Modules load when first imported, after this hook is in.
+        self.importable = frozenset(m.partition(".")[0] for m in config["allowed_imports"])
+        self.loadable = self.importable | frozenset(config["loadable"])
         self.violations = []
         self.in_service = False
 
@@ -145,7 +131,7 @@ class Sandbox:
                 self.deny(f"open {path!r} for {action} outside the scratch directory")
         elif event == "import":
             top = args[0].partition(".")[0]
-            if top not in self.importable:
+            if top not in self.loadable:
                 self.deny(f"import {args[0]!r} is not in the module allowlist")
         elif (
             event in DENIED_EVENTS
@@ -372,8 +358,6 @@ def start(proto_in, proto_out):
     os.chdir(config["scratch"])
     set_limits(config)
     layers = ["rlimit_cpu", "rlimit_as", "rlimit_fsize", "rlimit_nofile", "rlimit_nproc", "rlimit_core"]
-    for name in list(config["allowed_imports"]) + list(SUPPORT_MODULES):
-        __import__(name)
     install_seccomp(base64.b64decode(config["seccomp"]))
     layers.append("seccomp")
     sandbox = Sandbox(config)

@@ -3,7 +3,6 @@ the in-process audit hook (as hostile code can): whatever it then does, the kern
 
 from __future__ import annotations
 
-import base64
 import json
 import os
 import shutil
@@ -219,9 +218,8 @@ def run_unprivileged(tmp_path: Path) -> None:
     scratch.mkdir()
     os.chown(scratch, 65534, 65534)
     argv = isolation.bubblewrap_argv(UNPRIVILEGED_PYTHON, str(worker), str(scratch))
-    config = {"source": UNHOOKED, "filename": "<svc>", "cpu_seconds": 5, "memory_mb": 256, "file_size_mb": 8,
-              "max_open_files": 64, "allowed_imports": list(sandbox.ALLOWED_IMPORTS), "scratch": str(scratch),
-              "seccomp": base64.b64encode(isolation.seccomp_program()).decode()}
+    config = {**sandbox.worker_config(UNHOOKED, "svc", SandboxLimits(cpu_seconds=5, memory_mb=256)),
+              "file_size_mb": 8, "scratch": str(scratch)}
     requests = [config, {"id": 1, "op": "reset", "state": state(0).model_dump()},
                 {"id": 2, "op": "call", "tool": "probe", "args": {}, "restore": False},
                 {"id": 3, "op": "call", "tool": "fork", "args": {}, "restore": False}]

@@ -7,7 +7,13 @@ import time
 import pytest
 
 from compoworld_assets.engine.runtime.executor import SandboxLimits
-from compoworld_assets.engine.runtime.sandbox import ALLOWED_IMPORTS, SandboxedExecutor, SandboxLoadError
+from compoworld_assets.engine.runtime.sandbox import (
+    ALLOWED_IMPORTS,
+    SUPPORT_IMPORTS,
+    SandboxedExecutor,
+    SandboxLoadError,
+    loadable_modules,
+)
 from compoworld_assets.engine.runtime.state import ServiceState
 
 SOURCE = """
@@ -253,3 +259,25 @@ def handle(state, tool, args):
     with SandboxedExecutor(source, SandboxLimits(scratch_root=tmp_path)) as executor:
         result = executor.call("sum", {"amounts": ["1.10", "2.05"]})
     assert result == {"success": True, "data": ["3.15", 2, "2d711642", 17, 36, "\u00e9"]}
+
+
+IMPORT_AT_CALL = """
+def handle(state, tool, args):
+    module = __import__(args["name"], fromlist=["_"])
+    return {"success": True, "data": module.__name__}
+"""
+
+
+@pytest.mark.parametrize("name", [*ALLOWED_IMPORTS, *SUPPORT_IMPORTS])
+def test_each_allowed_module_loads_alone_during_a_call(tmp_path, name):
+    """A child loads modules when its service imports them, after the audit hook is in: each allowed module, the
+    first imported in its child, must load with everything it imports in turn."""
+    with SandboxedExecutor(IMPORT_AT_CALL, SandboxLimits(scratch_root=tmp_path)) as executor:
+        assert executor.call("load", {"name": name}) == {"success": True, "data": name}
+
+
+def test_the_loadable_modules_are_what_the_allowed_ones_import_not_the_dangerous_ones():
+    loadable = set(loadable_modules())
+    assert {"dataclasses", "inspect", "statistics", "_strptime"} <= loadable  # allowed (builtins like time load at start)
+    assert {"re", "tokenize", "org"} <= loadable  # imported by allowed modules; ``copy`` probes for ``org.python.core``
+    assert not {"socket", "subprocess", "ctypes", "_posixsubprocess", "pty"} & loadable
