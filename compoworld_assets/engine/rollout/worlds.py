@@ -19,6 +19,7 @@ from compoworld_assets.engine.agents.world import DEFAULT_MOUNT_SIZE, services_t
 from compoworld_assets.engine.runtime.executor import SandboxLimits
 from compoworld_assets.engine.runtime.service_runtime import (
     RuntimePool,
+    ServiceMount,
     ServiceRuntime,
     WorldRuntime,
 )
@@ -70,6 +71,7 @@ class PooledWorldFactory:
         self.world_model = world_model
         self.mount_size = mount_size
         self.limits = limits
+        self._mounts: dict[str, ServiceMount] = {}
         self._free: list[RuntimePool] = []
         self._all: list[RuntimePool] = []
         self._lock = threading.Lock()
@@ -94,7 +96,7 @@ class PooledWorldFactory:
         if missing:
             raise KeyError(f"task {task.task_id} needs services that were not built: {missing}")
         pool = self._lease(service_ids)
-        mounts = [self.built[sid].mount() for sid in service_ids]
+        mounts = [self._mount(sid) for sid in service_ids]
         try:
             world = pool.world(mounts, self.initial_world(task, service_ids),
                                standby=[sid for sid in service_ids if sid not in task.services])
@@ -102,6 +104,11 @@ class PooledWorldFactory:
             self._give_back(pool)
             raise
         return LeasedWorld(world, lambda: self._give_back(pool))
+
+    def _mount(self, service_id: str) -> ServiceMount:
+        """One mount object per service, so that pools work out its key once (``RuntimePool``)."""
+        mount = self._mounts.get(service_id)
+        return mount if mount is not None else self._mounts.setdefault(service_id, self.built[service_id].mount())
 
     def _lease(self, service_ids: list[str]) -> RuntimePool:
         with self._lock:
