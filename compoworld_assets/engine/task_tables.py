@@ -16,7 +16,7 @@ from compoworld_assets.engine.rollout.verify import VerifiedTrajectory
 from compoworld_assets.engine.runtime.service_runtime import combination_key
 from compoworld_assets.engine.spill import SpillFile
 from compoworld_assets.engine.tasks.gate import QuarantinedTask
-from compoworld_assets.engine.tasks.model import Task, Trajectory
+from compoworld_assets.engine.tasks.model import Task, TaskRubric, Trajectory
 from compoworld_assets.engine.tasks.packed import PackedTask
 
 M = TypeVar("M", bound=BaseModel)
@@ -84,6 +84,11 @@ def quarantined_task_rows(entries: Iterable[QuarantinedTask], round_key: str) ->
 
 def tasks_from_rows(frame: pl.DataFrame | pl.LazyFrame) -> StoredTasks:
     return StoredTasks(frame)
+
+
+def task_rubrics_from_rows(frame: pl.DataFrame | pl.LazyFrame) -> StoredRows[TaskRubric]:
+    """The tasks of ``sampled_tasks`` rows as far as their rubrics go (:class:`TaskRubric`), by ``task_id``."""
+    return StoredRows(frame, "task_id", "task_json", TaskRubric)
 
 
 def referenced_tasks(sampled: pl.DataFrame | pl.LazyFrame, references: pl.DataFrame) -> StoredTasks:
@@ -181,7 +186,7 @@ class _RowsById(Mapping[str, M]):
         return len(self._rows)
 
 
-def rubric_rows(tasks: Iterable[Task], round_key: str) -> pl.DataFrame:
+def rubric_rows(tasks: Iterable[Task | TaskRubric], round_key: str) -> pl.DataFrame:
     rows = [{
         "criterion_key": f"{t.task_id}/{c.id}", "task_id": t.task_id, "round": round_key, "criterion_id": c.id,
         "kind": c.kind, "weight": float(c.weight), "description": c.description,

@@ -8,7 +8,9 @@ from toy_world import toy_task
 
 from compoworld_assets.engine.task_tables import (
     referenced_tasks,
+    rubric_rows,
     task_rows,
+    task_rubrics_from_rows,
     tasks_from_rows,
     trajectories_from_rows,
     trajectory_rows,
@@ -29,6 +31,13 @@ def test_stored_tasks_are_read_sorted_by_id_and_parsed_when_read():
         stored[3]
     with pytest.raises(KeyError):
         by_id["toy-9"]
+
+
+def test_the_rubric_table_reads_the_same_from_task_rubrics_as_from_whole_tasks():
+    rows = task_rows([toy_task(task_id) for task_id in ("toy-2", "toy-1")], "r0")
+    rubrics = task_rubrics_from_rows(rows)
+    assert rubrics.ids == ["toy-1", "toy-2"] and rubrics[0].instruction == tasks_from_rows(rows)[0].instruction
+    assert rubric_rows(rubrics, "r0").equals(rubric_rows(tasks_from_rows(rows), "r0"))
 
 
 def test_stored_tasks_stream_out_of_a_lazy_frame_with_their_services_and_hold_no_text():

@@ -158,7 +158,7 @@ def sample_tasks(context: dg.AssetExecutionContext, config: TaskRoundConfig, ser
           owners=DATA_OWNERS, freshness_policy=NIGHTLY_ROUND)
 def rubrics(context: dg.AssetExecutionContext, sampled_tasks: pl.LazyFrame) -> dg.Output[pl.DataFrame]:
     """One row per executable rubric criterion (state, answer, negative) with its weight and check."""
-    tasks = task_tables.tasks_from_rows(sampled_tasks)
+    tasks = task_tables.task_rubrics_from_rows(sampled_tasks)
     frame = task_tables.rubric_rows(tasks, context.partition_key)
     return dg.Output(frame, data_version=dg.DataVersion(content_hash(frame.rows())[:16]), metadata={
         **table_metadata("rubrics", frame),

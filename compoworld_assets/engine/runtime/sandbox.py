@@ -461,8 +461,12 @@ class SandboxedExecutor:
         return not self._finalizer.still_active()
 
     def reset(self, state: ServiceState) -> None:
-        """Install ``state``; nothing crosses the pipe when the child already holds exactly this JSON."""
-        self._mirror = self._reset_mirror = _state_json(state)
+        """Install ``state``; nothing crosses the pipe when the child already holds exactly this JSON. A state is a
+        value, so the one the last reset was given is not encoded again (the gate resets each service to the same
+        checkpoint once per mutation of a step)."""
+        if state is not self._reset_state:
+            self._reset_mirror = _state_json(state)
+        self._mirror = self._reset_mirror
         self._current = self._reset_state = state
         self.version += 1
         self._state_owner = state.service_id

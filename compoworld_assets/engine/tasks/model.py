@@ -124,6 +124,17 @@ class Task(BaseModel):
         return self.walk_hash or self.plan.plan_hash()
 
 
+class TaskRubric(BaseModel):
+    """What the rubric table and its preview read of a task: a stored task parsed without its seeded world and
+    plan (a quarter of the time a whole task takes to parse at paper scale)."""
+
+    task_id: str
+    split: Split = "train"
+    services: list[str]
+    instruction: str
+    rubric: list[Criterion]
+
+
 class ToolCallRecord(BaseModel):
     """One tool call an agent made and what it got back."""
 

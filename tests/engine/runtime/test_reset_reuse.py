@@ -185,3 +185,20 @@ def test_random_sessions_match_an_in_process_reference(executor, seed):
         assert executor.state().model_dump() == reference, (step, tool)
         if rng.random() < 0.2:  # a second read parses the state again
             assert executor.state().model_dump() == reference, (step, tool)
+
+
+def test_a_reset_to_the_state_the_last_reset_was_given_encodes_it_once(executor, monkeypatch):
+    """The gate resets a service to the same checkpoint for every mutation of a step: the state is a value, so its
+    JSON is written once, and the child, back at it after each mutation, is right each time."""
+    from compoworld_assets.engine.runtime import sandbox
+
+    encoded = []
+    real = sandbox._state_json
+    monkeypatch.setattr(sandbox, "_state_json", lambda state: encoded.append(state) or real(state))
+    checkpoint = world(3, ("a",))
+    for item in ("b", "c"):
+        executor.reset(checkpoint)
+        assert executor.call("add", {"id": item})["data"] == ["a", item]
+    executor.reset(world(3, ("a",)))  # an equal state, another object: encoded
+    assert executor.call("peek", {})["data"] == [3, ["a"]]
+    assert [state is checkpoint for state in encoded] == [True, False]
