@@ -22,8 +22,8 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, Field
 
-from compoworld_assets.engine.canonical import canonical_json
-from compoworld_assets.engine.runtime.state import WorldState
+from compoworld_assets.engine.canonical import canonical_json, plain_canonical_json
+from compoworld_assets.engine.runtime.state import ServiceState, WorldState
 from compoworld_assets.engine.tasks.model import ArgBinding, Task
 from compoworld_assets.engine.tasks.plan_exec import (
     Checkpoint,
@@ -113,24 +113,38 @@ def _is_positive(task: Task, criterion_id: str) -> bool:
 class _Outcome:
     """The gold run's final state and answer, compared with a replay's by their canonical JSON (what their
     content hashes digest). A service no step of the replay changed is the very object the gold run ended
-    with (a runtime hands back the state it was reset with), so only the services a replay changed are
-    serialised, and the gold run's once."""
+    with (a runtime hands back the state it was reset with), and so is a table no step after the replay's
+    checkpoint changed (a state built from a child's changed tables shares the others), so only the tables a
+    replay changed are serialised, and the gold run's once."""
 
     def __init__(self, final: WorldState, answer: dict[str, Any]) -> None:
         self.final = final
         self.answer = canonical_json(answer)
-        self._services: dict[str, str] = {}
+        self._json: dict[tuple[str, ...], str | None] = {}
 
     def same(self, final: WorldState, answer: dict[str, Any]) -> bool:
         if canonical_json(answer) != self.answer or final.services.keys() != self.final.services.keys():
             return False
-        for service_id, state in final.services.items():
-            gold = self.final.services[service_id]
-            if state is gold:
-                continue
-            if service_id not in self._services:
-                self._services[service_id] = gold.canonical_json()
-            if state.canonical_json() != self._services[service_id]:
+        return all(state is self.final.services[service_id] or self._same_state(state, self.final.services[service_id])
+                   for service_id, state in final.services.items())
+
+    def _same_state(self, state: ServiceState, gold: ServiceState) -> bool:
+        """Whether the two states' canonical JSON are equal, table by table (equal parts make an equal whole: the
+        canonical JSON of a state is that of its id, counters and tables, keys sorted); the whole states' JSON
+        when a part is not plain JSON data (``ServiceState.canonical_json`` dumps such a state first)."""
+        if state.service_id != gold.service_id or state.tables.keys() != gold.tables.keys():
+            return False
+        parts = [(("counters",), state.counters, gold.counters)] + [
+            (("tables", entity), table, gold.tables[entity]) for entity, table in state.tables.items()
+            if table is not gold.tables[entity]]
+        for key, mine, theirs in parts:
+            key = (gold.service_id, *key)
+            if key not in self._json:
+                self._json[key] = plain_canonical_json(theirs)
+            text = plain_canonical_json(mine)
+            if text is None or self._json[key] is None:
+                return state.canonical_json() == gold.canonical_json()
+            if text != self._json[key]:
                 return False
         return True
 
