@@ -65,30 +65,47 @@ def partition_expectations(context: dg.AssetCheckExecutionContext, table: str, f
     started = time.perf_counter()
     whole = validate_table(table, frame)
     whole_seconds = time.perf_counter() - started
-    keys = sorted(set(frame[partition_column].to_list()) & set(context.op_execution_context.partition_keys))
+    counts = dict(frame.group_by(partition_column).len().iter_rows())
+    keys = sorted(set(counts) & set(context.op_execution_context.partition_keys))
+    targets = _latest_materializations(context.instance, spec.asset_key, keys)
     for key in keys:
-        rows = frame.filter(pl.col(partition_column) == key)
-        started = time.perf_counter()
-        result = whole if whole.success else validate_table(table, rows)
-        seconds = whole_seconds if whole.success else time.perf_counter() - started
-        metadata = _metadata(result, len(rows), seconds)
+        if whole.success:
+            result, n_rows, seconds = whole, counts[key], whole_seconds
+        else:
+            started = time.perf_counter()
+            rows = frame.filter(pl.col(partition_column) == key)
+            result, n_rows = validate_table(table, rows), len(rows)
+            seconds = time.perf_counter() - started
+        metadata = _metadata(result, n_rows, seconds)
         metadata["partitions"] = key
         yield dg.AssetCheckEvaluation(
             asset_key=spec.asset_key, check_name=spec.name, passed=result.success, metadata=metadata,
             severity=_severity(result), blocking=spec.blocking, partition=key,
-            target_materialization_data=_latest_materialization(context.instance, spec.asset_key, key))
+            target_materialization_data=targets.get(key))
     [output] = context.op_execution_context.op_def.output_defs
     yield dg.Output(None, output_name=output.name)
 
 
-def _latest_materialization(instance: dg.DagsterInstance, asset_key: dg.AssetKey,
-                            partition: str) -> AssetCheckEvaluationTargetMaterializationData | None:
-    records = instance.fetch_materializations(
-        dg.AssetRecordsFilter(asset_key=asset_key, asset_partitions=[partition]), limit=1).records
-    if not records:
-        return None
-    return AssetCheckEvaluationTargetMaterializationData(
-        storage_id=records[0].storage_id, run_id=records[0].run_id, timestamp=records[0].timestamp)
+def _latest_materializations(instance: dg.DagsterInstance, asset_key: dg.AssetKey, partitions: list[str]
+                             ) -> dict[str, AssetCheckEvaluationTargetMaterializationData]:
+    """Each partition's latest materialization, newest first a page at a time (one query per partition took
+    ~5 ms each on the SQLite instance: 2.3 s for a paper-scale library's 465 services); partitions never
+    materialized are left out."""
+    latest: dict[str, AssetCheckEvaluationTargetMaterializationData] = {}
+    cursor = None
+    while partitions and len(latest) < len(partitions):
+        page = instance.fetch_materializations(
+            dg.AssetRecordsFilter(asset_key=asset_key, asset_partitions=partitions), limit=len(partitions),
+            cursor=cursor, ascending=False)
+        for record in page.records:
+            partition = record.event_log_entry.dagster_event.partition
+            if partition not in latest:
+                latest[partition] = AssetCheckEvaluationTargetMaterializationData(
+                    storage_id=record.storage_id, run_id=record.run_id, timestamp=record.timestamp)
+        if not page.has_more:
+            break
+        cursor = page.cursor
+    return latest
 
 
 def _markdown(result: QualityResult) -> str:

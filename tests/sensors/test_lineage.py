@@ -96,8 +96,13 @@ def test_an_unchanged_rebuild_keeps_every_data_version_and_the_catalog_in_sync(i
     catalog = data_version(instance, "tool_catalog")
 
     materialize("services", partition_key=UNCHANGED)
-    materialize(selection=dg.AssetSelection.assets("services"), tags=both)
+    again = materialize(selection=dg.AssetSelection.assets("services"), tags=both)
     assert {p: data_version(instance, "services", p) for p in (CHANGED, UNCHANGED)} == versions
+    targets = {e.partition: e.target_materialization_data.storage_id for e in again.get_asset_check_evaluations()
+               if e.check_name == "services_expectations"}
+    assert targets == {p: instance.fetch_materializations(  # each points at its partition's newest build
+        dg.AssetRecordsFilter(asset_key=dg.AssetKey("services"), asset_partitions=[p]), limit=1).records[0].storage_id
+        for p in (CHANGED, UNCHANGED)}
     assert status(instance, definitions, "tool_catalog") == StaleStatus.FRESH
     materialize("tool_catalog")
     assert data_version(instance, "tool_catalog") == catalog

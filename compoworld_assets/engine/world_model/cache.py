@@ -136,6 +136,9 @@ class CachedWorldModel:
         self.misses += 1
         simulation = self.inner.simulate(spec, tool, args, state)
         result = simulation.result
+        stored = simulation.model_dump(mode="json")
         if result["success"] or result["error"]["code"] != INTERNAL_ERROR:
-            self.cache.put(key, simulation.model_dump(mode="json"))
-        return simulation
+            self.cache.put(key, stored)
+        # Answered as a hit would be (keys in canonical order): the agent sees the result's JSON as written, so an
+        # answer in the model's own key order made a cold cache's trajectories differ from a warm one's.
+        return Simulation.model_validate(json.loads(canonical_json(stored)))

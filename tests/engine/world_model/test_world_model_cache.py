@@ -48,6 +48,19 @@ def test_key_depends_on_every_input(spec, state):
     assert base not in others and len(set(others)) == len(others)
 
 
+def test_a_miss_is_answered_as_the_hit_after_it_would_be(spec, state, tmp_path):
+    """The agent sees a result's JSON as written: a cold cache's answer (the model's own key order) made its
+    trajectories differ from a warm cache's."""
+    answer = {"success": True, "data": {"zeta": 1, "alpha": {"y": [{"b": 2, "a": 1}], "x": 0}}}
+    tool = spec.tool("suggest_agent")
+    for cache in (InMemoryWorldModelCache(), SqliteWorldModelCache(tmp_path / "cache.sqlite")):
+        model = CachedWorldModel(CountingModel(answer), cache)
+        cold = model.simulate(spec, tool, {"topic": "vpn"}, state)
+        warm = model.simulate(spec, tool, {"topic": "vpn"}, state)
+        assert (model.hits, model.misses) == (1, 1)
+        assert json.dumps(cold.result) == json.dumps(warm.result) == json.dumps(answer, sort_keys=True)
+
+
 def test_memory_cache_hits_and_misses(spec, state):
     inner = CountingModel()
     model = CachedWorldModel(inner, InMemoryWorldModelCache())
