@@ -108,22 +108,26 @@ class PackedLibrary(Mapping[str, BuiltService]):
     would unpack every service. Pickles as the packed services only.
     """
 
-    def __init__(self, packed: Mapping[str, bytes], nouns: frozenset[str], keep: int = 64) -> None:
+    def __init__(self, packed: Mapping[str, bytes], nouns: frozenset[str], keep: int = 64,
+                 spec_hashes: Mapping[str, str] | None = None) -> None:
         self._packed = dict(packed)
         self.nouns = nouns
         self._keep = keep
         self._unpacked: OrderedDict[str, BuiltService] = OrderedDict()
-        self._spec_hashes: dict[str, str] = {}
+        self._spec_hashes: dict[str, str] = dict(spec_hashes or {})
         self._lock = threading.Lock()
         self.specs = LibrarySpecs(self)
 
     @classmethod
     def pack(cls, built: Mapping[str, BuiltService], nouns: frozenset[str], keep: int = 64) -> PackedLibrary:
+        """``built`` packed, with its specs' hashes (known already when the specs were read from their table:
+        ``tables.specs_from_rows``), so that no process unpacking them dumps a spec again to hash it."""
         return cls({sid: zlib.compress(pickle.dumps(service, pickle.HIGHEST_PROTOCOL), _LEVEL)
-                    for sid, service in built.items()}, nouns, keep)
+                    for sid, service in built.items()}, nouns, keep,
+                   {sid: spec_hash(service.spec) for sid, service in built.items()})
 
-    def __reduce__(self) -> tuple[type[PackedLibrary], tuple[dict[str, bytes], frozenset[str], int]]:
-        return PackedLibrary, (self._packed, self.nouns, self._keep)
+    def __reduce__(self) -> tuple[type[PackedLibrary], tuple[dict[str, bytes], frozenset[str], int, dict[str, str]]]:
+        return PackedLibrary, (self._packed, self.nouns, self._keep, self._spec_hashes)
 
     def __getitem__(self, service_id: str) -> BuiltService:
         with self._lock:
