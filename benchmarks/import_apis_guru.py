@@ -110,14 +110,14 @@ def sample_library(api: Path, count: int, seed: int) -> tuple[list[Any], Any, in
     import random
 
     from compoworld_assets.engine.library import builtin_specs
-    from compoworld_assets.engine.specs.importers import dedupe_service_ids, import_spec_file
+    from compoworld_assets.engine.specs.importers import dedupe_service_ids, import_spec_files
     from compoworld_assets.engine.specs.model import ImportResult
 
     files = sorted(str(p) for p in api.rglob("*.json"))
     chosen = sorted(random.Random(seed).sample(files, min(count, len(files))))
     imported = ImportResult()
-    for path in chosen:
-        imported.extend(import_spec_file(path))
+    for result in import_spec_files([Path(path) for path in chosen]):
+        imported.extend(result)
     builtin = builtin_specs()
     return builtin, dedupe_service_ids(imported, seen={s.id for s in builtin}), len(chosen)
 

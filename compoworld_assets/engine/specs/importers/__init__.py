@@ -36,6 +36,7 @@ from compoworld_assets.engine.specs.importers.service_ids import (
 )
 from compoworld_assets.engine.specs.limits import DEFAULT_LIMITS, ImportLimits
 from compoworld_assets.engine.specs.model import ImportResult, QuarantinedSpec
+from compoworld_assets.engine.workers import WorkerLost, run_isolated, worker_count
 
 SpecKind = Literal["openai", "bfcl", "openapi", "mcp", "compoworld", "auto"]
 SPEC_SUFFIXES = (".json", ".yaml", ".yml", ".jsonl")
@@ -206,10 +207,43 @@ def import_spec_dir(path: str | Path, kind: SpecKind = "auto") -> ImportResult:
     if not root.is_dir():
         result.quarantined.append(QuarantinedSpec.from_error(kind, location_of(root), "not a directory", ""))
         return result
-    for file in sorted(p for p in root.rglob("*")
-                       if p.is_file() and p.suffix.lower() in SPEC_SUFFIXES and not is_data_path(p.relative_to(root))):
-        result.extend(import_spec_file(file, kind))
+    files = sorted(p for p in root.rglob("*")
+                   if p.is_file() and p.suffix.lower() in SPEC_SUFFIXES and not is_data_path(p.relative_to(root)))
+    for imported in import_spec_files(files, kind):
+        result.extend(imported)
     return dedupe_service_ids(result)
+
+
+# A worker pays an interpreter start and the importers' imports (~1 s): worth it from this many files.
+FILES_PER_WORKER = 64
+# Files go to a worker this many at a time (one spec can be most of a corpus's bytes: GitHub's).
+FILES_PER_BATCH = 4
+
+
+def import_spec_files(files: list[Path], kind: SpecKind = "auto", workers: int | None = None) -> list[ImportResult]:
+    """:func:`import_spec_file` of each file, in order; in ``workers`` processes (default: one per core for 64
+    files or more; a paper-scale sample's 430 files took 14.8 s in one), where a file whose import raises or kills
+    its process is quarantined with why and the others are imported."""
+    count = worker_count(len(files), FILES_PER_WORKER) if workers is None else workers
+    if count <= 1:
+        return [import_spec_file(file, kind) for file in files]
+    outcomes = run_isolated([(str(file), kind) for file in files], _import_job, count, _start_importer,
+                            batch=FILES_PER_BATCH)
+    return [_lost(file, kind, outcome) if isinstance(outcome, WorkerLost) else outcome
+            for file, outcome in zip(files, outcomes, strict=True)]
+
+
+def _import_job(job: tuple[str, SpecKind]) -> ImportResult:
+    return import_spec_file(*job)
+
+
+def _start_importer() -> None:
+    """Importer workers need no setup."""
+
+
+def _lost(file: Path, kind: SpecKind, lost: WorkerLost) -> ImportResult:
+    reason = f"the import failed: {lost.error_type}: {lost.message}"
+    return ImportResult(quarantined=[QuarantinedSpec.from_error(kind, location_of(file), reason, _head(file))])
 
 
 def dedupe_service_ids(result: ImportResult, seen: set[str] | None = None) -> ImportResult:
