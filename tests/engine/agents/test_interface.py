@@ -123,3 +123,23 @@ def test_environment_versions_name_module_hashes(task):
     versions = environment_versions(toy_world_factory(task))
     assert sorted(versions) == ["crm", "helpdesk", "mail"]
     assert len(versions["crm"]["module_hash"]) == 64 and versions["crm"]["version"]
+
+
+def test_qualified_names_are_each_specs_tools_and_a_clash_between_services_is_refused():
+    """Names are worked out once per spec object (a gateway episode names every mounted service's tools); what an
+    episode sees is still checked across its services."""
+    from compoworld_assets.engine.agents.interface import _qualified_names
+    from compoworld_assets.engine.library import builtin_spec
+
+    crm, mail = builtin_spec("crm"), builtin_spec("mail")
+    names = _qualified_names({"crm": crm, "mail": mail})
+    assert names == {f"{s.id}_{t.name}": (s.id, t.name) for s in (crm, mail) for t in s.tools}
+    names["crm_extra"] = ("crm", "extra")  # an episode's own dict: the next one is not changed by it
+    assert "crm_extra" not in _qualified_names({"crm": crm, "mail": mail})
+    tool = crm.tools[0]
+    first = crm.model_copy(update={"tools": [tool.model_copy(update={"name": "a_b"})]})
+    second = mail.model_copy(update={"id": "crm_a", "tools": [tool.model_copy(update={"name": "b"})]})
+    with pytest.raises(ValueError, match=r"'crm_a_b' is ambiguous: \('crm', 'a_b'\) and \('crm_a', 'b'\)"):
+        _qualified_names({"crm": first, "crm_a": second})
+    renamed = _qualified_names({"other": crm})  # mounted under another id: named as that service's tools
+    assert set(renamed.values()) == {("other", t.name) for t in crm.tools}
