@@ -65,6 +65,7 @@ from compoworld_assets.engine.envelope import (
     error,
     is_envelope,
 )
+from compoworld_assets.engine.identity_cache import WeakIdentityCache
 from compoworld_assets.engine.runtime import isolation
 from compoworld_assets.engine.runtime.executor import SandboxLimits
 from compoworld_assets.engine.runtime.scratch import ScratchFolder
@@ -290,8 +291,8 @@ def _encode(message: dict[str, Any]) -> bytes:
     return json.dumps(message, ensure_ascii=False, separators=(",", ":"), allow_nan=False).encode() + b"\n"
 
 
-def _state_json(state: ServiceState) -> bytes:
-    """The state as one line of JSON for the child; the same state object always gives the same bytes.
+def _encoded_state(state: ServiceState) -> bytes:
+    """The state as one line of JSON for the child.
 
     NaN and infinities are not JSON: such a state goes through the strict encoder, which rejects it.
     """
@@ -300,6 +301,11 @@ def _state_json(state: ServiceState) -> bytes:
     if b"NaN" in encoded or b"Infinity" in encoded:
         encoded = _encode(state.model_dump(mode="json"))[:-1]
     return encoded
+
+
+# Once per state object (states are values): a service's seed state is sent to every new runtime of it, and a
+# paper-scale episode's pool made ~20 (padding services on standby included), 1.0 s of 800 rollouts' 9.4 s of CPU.
+_state_json: WeakIdentityCache[ServiceState, bytes] = WeakIdentityCache(_encoded_state)
 
 
 class _TablesChange(pydantic.BaseModel):

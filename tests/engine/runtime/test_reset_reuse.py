@@ -202,3 +202,21 @@ def test_a_reset_to_the_state_the_last_reset_was_given_encodes_it_once(executor,
     executor.reset(world(3, ("a",)))  # an equal state, another object: encoded
     assert executor.call("peek", {})["data"] == [3, ["a"]]
     assert [state is checkpoint for state in encoded] == [True, False]
+
+
+def test_a_state_object_is_encoded_once_for_every_executor_it_is_given_to(tmp_path, monkeypatch):
+    """A service's seed state goes to every new runtime of the service (a paper-scale episode makes ~20): a state is
+    a value, so its JSON is written once per object, and each child installs it."""
+    from compoworld_assets.engine.runtime import sandbox
+
+    encoded = []
+    monkeypatch.setattr(sandbox._state_json, "_compute",
+                        lambda state: encoded.append(state) or sandbox._encoded_state(state))
+    seed = world(4, ("a",))
+    limits = SandboxLimits(call_timeout_s=5.0, memory_mb=256, scratch_root=tmp_path)
+    for item in ("b", "c"):
+        with SandboxedExecutor(SOURCE, limits, service_id="svc", trusted=True) as fresh:
+            fresh.reset(seed)
+            assert fresh.call("add", {"id": item})["data"] == ["a", item]
+    assert encoded == [seed]
+    assert sandbox._encoded_state(seed) == sandbox._state_json(seed)
