@@ -18,6 +18,7 @@ from jsonschema import Draft202012Validator, SchemaError, ValidationError, valid
 from jsonschema.protocols import Validator
 
 from compoworld_assets.engine.canonical import canonical_json
+from compoworld_assets.engine.world_model.plain_schema import plainly_valid
 
 PATTERN_TIMEOUT_S = 0.1
 _APPLY_ERRORS = (TypeError, ValueError, KeyError, AttributeError, RecursionError, OverflowError, regex.error)
@@ -46,6 +47,8 @@ BoundedValidator = validators.extend(Draft202012Validator, {"pattern": _bounded_
 @lru_cache(maxsize=4096)
 def _checked(schema_json: str) -> tuple[Validator | None, str]:
     schema = json.loads(schema_json)
+    if plainly_valid(schema):  # the meta-schema's rules for these keywords, checked directly (plain_schema.py)
+        return BoundedValidator(schema), ""
     try:
         Draft202012Validator.check_schema(schema)
     except SchemaError as error:
