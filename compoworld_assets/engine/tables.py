@@ -65,8 +65,8 @@ def quarantine_rows(entries: Iterable[QuarantinedSpec]) -> pl.DataFrame:
 
 
 def specs_from_rows(frame: pl.DataFrame) -> dict[str, ServiceSpec]:
-    """The stored specs by service id. Each spec's content hash is its row's ``spec_hash`` (the ``service_spec``
-    check holds them equal), told to the runtimes (``known_spec_hash``): hashing a paper-scale library's specs
+    """The stored specs by service id. Each spec's content hash is its row's ``spec_hash`` (the blocking
+    ``specs_revalidate`` check holds them equal), told to the runtimes (``known_spec_hash``): hashing a paper-scale library's specs
     again took 2.2 s in every stage that mounts services, and in each of its worker processes."""
     specs = {}
     for row in frame.iter_rows(named=True):

@@ -222,7 +222,7 @@ FILES_PER_BATCH = 4
 
 def import_spec_files(files: list[Path], kind: SpecKind = "auto", workers: int | None = None) -> list[ImportResult]:
     """:func:`import_spec_file` of each file, in order; in ``workers`` processes (default: one per core for 64
-    files or more; a paper-scale sample's 430 files took 14.8 s in one), where a file whose import raises or kills
+    files or more; a paper-scale sample's 430 files took 13.8 s in one, 8.0 s in two), where a file whose import raises or kills
     its process is quarantined with why and the others are imported."""
     count = worker_count(len(files), FILES_PER_WORKER) if workers is None else workers
     if count <= 1:
