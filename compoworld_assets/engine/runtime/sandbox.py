@@ -468,11 +468,9 @@ class SandboxedExecutor:
 
     def reset(self, state: ServiceState) -> None:
         """Install ``state``; nothing crosses the pipe when the child already holds exactly this JSON. A state is a
-        value, so the one the last reset was given is not encoded again (the gate resets each service to the same
-        checkpoint once per mutation of a step)."""
-        if state is not self._reset_state:
-            self._reset_mirror = _state_json(state)
-        self._mirror = self._reset_mirror
+        value, encoded once per object (:data:`_state_json`): the gate resets each service to the same checkpoint
+        once per mutation of a step."""
+        self._mirror = self._reset_mirror = _state_json(state)
         self._current = self._reset_state = state
         self.version += 1
         self._state_owner = state.service_id

@@ -193,8 +193,8 @@ def test_a_reset_to_the_state_the_last_reset_was_given_encodes_it_once(executor,
     from compoworld_assets.engine.runtime import sandbox
 
     encoded = []
-    real = sandbox._state_json
-    monkeypatch.setattr(sandbox, "_state_json", lambda state: encoded.append(state) or real(state))
+    monkeypatch.setattr(sandbox._state_json, "_compute",
+                        lambda state: encoded.append(state) or sandbox._encoded_state(state))
     checkpoint = world(3, ("a",))
     for item in ("b", "c"):
         executor.reset(checkpoint)
