@@ -130,6 +130,7 @@ class _Edge:
     type: str
     cross_service: bool
     notice: bool = False
+    target_service: str = ""
 
 
 @dataclass
@@ -144,15 +145,44 @@ class _Tool:
     can_end: bool = True  # see can_end_a_task
     writes: bool = False  # see _writes
     edges: list[_Edge] = field(default_factory=list)
+    weights: list[float] = field(default_factory=list)  # per edge, see _weigh_edges
+    changed_fields: dict[tuple[str, ...], list[str]] = field(default_factory=dict)  # see _changed_field_choices
 
 
-@dataclass
 class _Coverage:
-    edges: Counter[EdgeId] = field(default_factory=Counter)
-    starts: Counter[str] = field(default_factory=Counter)  # accepted walks by start tool
-    services: Counter[str] = field(default_factory=Counter)  # accepted plans by service
-    bridge_tries: Counter[str] = field(default_factory=Counter)
-    misses: Counter[str] = field(default_factory=Counter)  # walks in a row from a service that gave no new plan
+    """What a round's walks have covered so far, and each start service's weight (:func:`_start_service`),
+    kept current as the counts change: recomputed for every service on every walk, the weights were a
+    sixth of a paper-scale round's planning."""
+
+    def __init__(self, start_services: Iterable[str]) -> None:
+        self.edges: Counter[EdgeId] = Counter()
+        self.starts: Counter[str] = Counter()  # accepted walks by start tool
+        self.services: Counter[str] = Counter()  # accepted plans by service
+        self.bridge_tries: Counter[str] = Counter()
+        self.misses: Counter[str] = Counter()  # walks in a row from a service that gave no new plan
+        self.start_services = list(start_services)
+        self.start_weights = [1.0] * len(self.start_services)
+        self._position = {s: i for i, s in enumerate(self.start_services)}
+
+    def missed(self, origin: str) -> None:
+        self.misses[origin] += 1
+        self._reweigh(origin)
+
+    def hit(self, origin: str) -> None:
+        self.misses[origin] = 0
+        self._reweigh(origin)
+
+    def accept(self, plan: Plan, walk: list[tuple[str, _Edge | None]]) -> None:
+        self.starts[walk[0][0]] += 1
+        self.services.update(plan.services)
+        self.edges.update((a[0], b[0], b[1].key) for a, b in itertools.pairwise(walk) if b[1] is not None)
+        for service_id in plan.services:
+            self._reweigh(service_id)
+
+    def _reweigh(self, service_id: str) -> None:
+        position = self._position.get(service_id)
+        if position is not None:
+            self.start_weights[position] = 1.0 / ((1 + self.services[service_id]) * (1 + self.misses[service_id]))
 
 
 def sample_plans(graph: nx.MultiDiGraph, specs: Iterable[ServiceSpec], seed: int, n: int,
@@ -167,8 +197,9 @@ def sample_plans(graph: nx.MultiDiGraph, specs: Iterable[ServiceSpec], seed: int
     if not starts:
         return []
     bridges = _bridges(tools)
+    _weigh_edges(tools, config)
     rng = random.Random(f"plans:{seed}")
-    coverage = _Coverage()
+    coverage = _Coverage(starts)
     plans: list[Plan] = []
     spare: list[Plan] = []
     seen: set[str] = set()
@@ -179,19 +210,21 @@ def sample_plans(graph: nx.MultiDiGraph, specs: Iterable[ServiceSpec], seed: int
         # first every bridged service its first plan; in the round's second half, more for those still in few
         wanted = 1 if len(plans) < n // 2 else config.bridge_plans
         origin, walk = _walk(tools, starts, bridges, coverage, rng, config, wanted)
-        plan = _bind(walk, tools, rng) if walk else None
-        if plan is None or not _acceptable(plan, tools, config) or plan.plan_hash() in seen:
-            coverage.misses[origin] += 1
+        plan = None
+        if walk and _walk_acceptable(walk, tools, config):
+            plan = _bind(walk, tools, rng)
+        elif walk:  # nine in ten walks end here: refused before binding, with binding's draws (see _skip_binding)
+            _skip_binding(walk, tools, rng)
+        if plan is None or not _acceptable(plan, tools) or plan.plan_hash() in seen:
+            coverage.missed(origin)
             continue
-        coverage.misses[origin] = 0
+        coverage.hit(origin)
         seen.add(plan.plan_hash())
         if not quota.take(plan):
             spare.append(plan)
             continue
         plans.append(plan)
-        coverage.starts[walk[0][0]] += 1
-        coverage.services.update(plan.services)
-        coverage.edges.update((a[0], b[0], b[1].key) for a, b in itertools.pairwise(walk) if b[1] is not None)
+        coverage.accept(plan, walk)
     return plans + spare[:max(n - len(plans), 0)]
 
 
@@ -244,11 +277,15 @@ def _tool_index(graph: nx.MultiDiGraph, specs: Iterable[ServiceSpec]) -> dict[st
                          key=lambda item: ("[]" in item[0], item[0].count("."), item[0]))
         tools[name] = _Tool(data["service_id"], spec, tool, spec.key_parameter(tool), outputs,
                             can_end=data["code"] or can_end_a_task(tool), writes=_writes(tool, data["code"]))
+    notices: dict[tuple[str, str], bool] = {}
     for name, info in tools.items():
         for _, target, key, data in sorted(graph.out_edges(name, keys=True, data=True)):
             if target in tools and not _finds_nothing(info.tool, tools[target].tool, data["output_path"]):
-                info.edges.append(_Edge(target, key, data["parameter"], data["output_path"], data["type"],
-                                        data["cross_service"], is_notice(tools[target], data["parameter"])))
+                parameter = data["parameter"]
+                if (target, parameter) not in notices:
+                    notices[target, parameter] = is_notice(tools[target], parameter)
+                info.edges.append(_Edge(target, key, parameter, data["output_path"], data["type"],
+                                        data["cross_service"], notices[target, parameter], tools[target].service_id))
     return tools
 
 
@@ -277,7 +314,7 @@ def bridged_services(graph: nx.MultiDiGraph, specs: Iterable[ServiceSpec]) -> se
 
 
 def _bridges(tools: dict[str, _Tool]) -> dict[str, list[tuple[str, _Edge]]]:
-    """Service id → the cross-service edges into or out of it that a walk can go on from, as (source tool,
+    """Service id (in order) → the cross-service edges into or out of it that a walk can go on from, as (source tool,
     edge): the edge's target can end a task or leads on (a simulated action that returns nothing and feeds
     no other tool is a dead end, and a bridge into it could never become a plan)."""
     found: dict[str, list[tuple[str, _Edge]]] = {}
@@ -286,14 +323,14 @@ def _bridges(tools: dict[str, _Tool]) -> dict[str, list[tuple[str, _Edge]]]:
             if edge.cross_service and (tools[edge.target].can_end or tools[edge.target].edges):
                 for service_id in (info.service_id, tools[edge.target].service_id):
                     found.setdefault(service_id, []).append((name, edge))
-    return found
+    return dict(sorted(found.items()))
 
 
 def _walk(tools: dict[str, _Tool], starts: dict[str, list[str]], bridges: dict[str, list[tuple[str, _Edge]]],
           coverage: _Coverage, rng: random.Random, config: WalkConfig, wanted: int
           ) -> tuple[str, list[tuple[str, _Edge | None]]]:
     """The service a walk was drawn for (its start, or the bridged service), and the walk (empty when too short)."""
-    uncovered = [s for s in sorted(bridges)
+    uncovered = [s for s in bridges
                  if coverage.services[s] < wanted and coverage.bridge_tries[s] < config.bridge_attempts]
     if uncovered and rng.random() < config.bridge_probability:
         fewest = min(coverage.services[s] for s in uncovered)  # every service its first plan, then its second...
@@ -310,10 +347,11 @@ def _walk(tools: dict[str, _Tool], starts: dict[str, list[str]], bridges: dict[s
         if len(walk) >= config.min_length and tools[walk[-1][0]].can_end and rng.random() < config.stop_probability:
             break
         current = walk[-1][0]
-        options = [e for e in tools[current].edges if e.target not in visited]
+        options = [i for i, e in enumerate(tools[current].edges) if e.target not in visited]
         if not options:
             break
-        edge = rng.choices(options, weights=_edge_weights(current, options, tools, coverage, config))[0]
+        edge = tools[current].edges[rng.choices(options, weights=_edge_weights(current, options, tools, coverage,
+                                                                                   config))[0]]
         walk.append((edge.target, edge))
         visited.add(edge.target)
     while walk and not tools[walk[-1][0]].can_end:
@@ -324,26 +362,39 @@ def _walk(tools: dict[str, _Tool], starts: dict[str, list[str]], bridges: dict[s
 def _start_service(starts: dict[str, list[str]], coverage: _Coverage, rng: random.Random) -> str:
     """The service a walk starts in (then one of its tools, favouring those fewer walks started from).
 
-    Favoured: services in fewer plans so far, and not those whose last walks gave no new plan. Drawn by
-    tool, a service with a thousand tools would start a hundred times the walks of one with ten; drawn
-    by plans alone, a small service whose few distinct walks are all taken would keep its share of the
-    attempts and the round would end short of its plans."""
-    services = list(starts)
-    weights = [1.0 / ((1 + coverage.services[s]) * (1 + coverage.misses[s])) for s in services]
-    return rng.choices(services, weights=weights)[0]
+    Favoured: services in fewer plans so far, and not those whose last walks gave no new plan
+    (:meth:`_Coverage._reweigh`). Drawn by tool, a service with a thousand tools would start a hundred times
+    the walks of one with ten; drawn by plans alone, a small service whose few distinct walks are all taken
+    would keep its share of the attempts and the round would end short of its plans."""
+    return rng.choices(coverage.start_services, weights=coverage.start_weights)[0]
 
 
-def _edge_weights(source: str, options: list[_Edge], tools: dict[str, _Tool], coverage: _Coverage,
+def _weigh_edges(tools: dict[str, _Tool], config: WalkConfig) -> None:
+    """Each tool's ``weights``: the part of :func:`_edge_weights` that coverage does not change, per edge."""
+    for name, info in tools.items():
+        info.weights = [_fixed_weight(name, e, tools, config) for e in info.edges]
+
+
+def _edge_weights(source: str, options: list[int], tools: dict[str, _Tool], coverage: _Coverage,
                   config: WalkConfig) -> list[float]:
-    """The weights of a walk's next edges: each edge's :func:`_edge_weight`, shared out among the edges into
-    the same service, so that a walk picks the next service by its edges' mean weight and not by how many
-    tools it has (a service with a thousand tools taking a type would otherwise draw nearly every walk)."""
-    into = Counter(tools[e.target].service_id for e in options)
-    return [_edge_weight(source, e, tools, coverage, config) / into[tools[e.target].service_id] for e in options]
+    """The weights of a walk's next edges (``options``, positions in the source's ``edges``): each edge's fixed
+    weight times its coverage factor (an edge no accepted walk used yet gets ``uncovered_bonus``, one used
+    ``u`` times ``1 / (1 + u)``), shared out among the edges into the same service, so that a walk picks the
+    next service by its edges' mean weight and not by how many tools it has (a service with a thousand tools
+    taking a type would otherwise draw nearly every walk)."""
+    info = tools[source]
+    edges, fixed, used = info.edges, info.weights, coverage.edges
+    into = Counter(edges[i].target_service for i in options)
+    weights = []
+    for i in options:
+        edge = edges[i]
+        uses = used[(source, edge.target, edge.key)]
+        weight = fixed[i] * (config.uncovered_bonus if uses == 0 else 1.0 / (1 + uses))
+        weights.append(weight / into[edge.target_service])
+    return weights
 
 
-def _edge_weight(source: str, edge: _Edge, tools: dict[str, _Tool], coverage: _Coverage,
-                 config: WalkConfig) -> float:
+def _fixed_weight(source: str, edge: _Edge, tools: dict[str, _Tool], config: WalkConfig) -> float:
     weight = 1.0
     if edge.cross_service:
         weight *= config.cross_service_bonus
@@ -355,8 +406,7 @@ def _edge_weight(source: str, edge: _Edge, tools: dict[str, _Tool], coverage: _C
     weight *= _workflow_factor(tools[source], edge, tools[edge.target], config)
     if target.effect in (Effect.LIST, Effect.SEARCH) and not is_entity_ref(edge.type):
         weight *= config.value_lookup_factor
-    uses = coverage.edges[(source, edge.target, edge.key)]
-    return weight * (config.uncovered_bonus if uses == 0 else 1.0 / (1 + uses))
+    return weight
 
 
 def _workflow_factor(source: _Tool, edge: _Edge, target: _Tool, config: WalkConfig) -> float:
@@ -377,13 +427,16 @@ def is_notice(target: _Tool, parameter: str) -> bool:
     return bool(named & NOTICE_WORDS) or parameter_role(target.spec, target.tool, parameter) is None
 
 
-def _acceptable(plan: Plan, tools: dict[str, _Tool], config: WalkConfig) -> bool:
-    if len(plan.services) < config.min_services or _deletes_own_creation(plan, tools):
+def _walk_acceptable(walk: list[tuple[str, _Edge | None]], tools: dict[str, _Tool], config: WalkConfig) -> bool:
+    """What a walk's plan needs that its tools alone decide: enough services, and a write the rubric can check."""
+    if len({tools[name].service_id for name, _ in walk}) < config.min_services:
         return False
-    if config.require_write and not any(tools[s.qualified_name].writes and tools[s.qualified_name].can_end
-                                        for s in plan.steps):
-        return False
-    return crosses_services(plan)
+    return not config.require_write or any(tools[name].writes and tools[name].can_end for name, _ in walk)
+
+
+def _acceptable(plan: Plan, tools: dict[str, _Tool]) -> bool:
+    """What a bound plan of an acceptable walk (:func:`_walk_acceptable`) needs besides."""
+    return not _deletes_own_creation(plan, tools) and crosses_services(plan)
 
 
 def _deletes_own_creation(plan: Plan, tools: dict[str, _Tool]) -> bool:
@@ -453,6 +506,16 @@ def _give_read_fields(args: dict[str, ArgBinding], steps: list[PlanStep], tools:
         steps[binding.step] = source.model_copy(update={"args": {**source.args, name: given}})
 
 
+def _skip_binding(walk: list[tuple[str, _Edge | None]], tools: dict[str, _Tool], rng: random.Random) -> None:
+    """The draws :func:`_bind` would make for ``walk``, without binding it: a refused walk takes its share of
+    the round's random stream as it did when it was bound first and refused after, so the plans of every
+    round sampled before stay the same."""
+    for name, edge in walk:
+        fields = _changed_field_choices(tools[name], {edge.parameter} if edge is not None else set())
+        if fields:
+            rng.choice(fields)
+
+
 def _parameters_to_bind(info: _Tool, bound: dict[str, ArgBinding], rng: random.Random) -> list[str]:
     tool = info.tool
     params = tool.parameter_properties()
@@ -461,15 +524,26 @@ def _parameters_to_bind(info: _Tool, bound: dict[str, ArgBinding], rng: random.R
         filters = sorted((p for p in params if not is_paging_parameter(p)),
                          key=lambda p: (not _typed_lookup(params[p]), p))
         wanted += filters[:1]
-    if tool.effect == Effect.UPDATE and not tool.sets:
-        # A parameter the record has as a field, where there is one: another (a path's ``owner``) changes nothing.
-        candidates = sorted(p for p in params
-                            if p != info.key and p not in bound and not _is_reference(params[p]))
-        written = {f.name for f in info.spec.entity(tool.entity).fields} if tool.entity else set()
-        fields = [p for p in candidates if p in written] or candidates
-        if fields:
-            wanted.append(rng.choice(fields))
+    fields = _changed_field_choices(info, bound)
+    if fields:
+        wanted.append(rng.choice(fields))
     return wanted
+
+
+def _changed_field_choices(info: _Tool, bound: Iterable[str]) -> list[str]:
+    """The parameters a plain update (one naming no ``sets``) may change, one drawn per step; none for
+    other tools. A parameter the record has as a field, where there is one: another (a path's ``owner``)
+    changes nothing. Worked out once per tool and bound parameters (``info.changed_fields``)."""
+    tool = info.tool
+    if tool.effect != Effect.UPDATE or tool.sets:
+        return []
+    bound = tuple(sorted(bound))
+    if bound not in info.changed_fields:
+        params = tool.parameter_properties()
+        candidates = sorted(p for p in params if p != info.key and p not in bound and not _is_reference(params[p]))
+        written = {f.name for f in info.spec.entity(tool.entity).fields} if tool.entity else set()
+        info.changed_fields[bound] = [p for p in candidates if p in written] or candidates
+    return info.changed_fields[bound]
 
 
 def is_paging_parameter(name: str) -> bool:

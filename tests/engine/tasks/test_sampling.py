@@ -264,3 +264,58 @@ def test_a_round_gets_its_plans_when_small_services_run_out_of_walks(tiny_specs)
     graph = build_dependency_graph(specs)
     for n in (300, 600):
         assert len(sample_plans(graph, specs, 1, n)) == n
+
+
+def test_a_walk_refused_before_binding_takes_the_draws_binding_would_have(library):
+    """Walks refused by their tools alone are not bound, yet each takes binding's share of the round's random
+    stream: the rounds sampled before stay the same. Checked on every walk of a round of the built-in library."""
+    import random
+
+    from compoworld_assets.engine.tasks.sampling import (
+        _bind,
+        _bridges,
+        _Coverage,
+        _skip_binding,
+        _tool_index,
+        _walk,
+        _weigh_edges,
+    )
+
+    specs, graph = library
+    config = WalkConfig()
+    tools = _tool_index(graph, specs)
+    _weigh_edges(tools, config)
+    starts: dict[str, list[str]] = {}
+    for name, info in sorted(tools.items()):
+        if info.edges:
+            starts.setdefault(info.service_id, []).append(name)
+    bridges, coverage, rng = _bridges(tools), _Coverage(starts), random.Random(3)
+    walks = [w for w in (_walk(tools, starts, bridges, coverage, rng, config, 1)[1] for _ in range(400)) if w]
+    assert sum(_draws_a_field(w, tools) for w in walks) > 20  # walks through plain updates: binding draws for them
+    for index, walk in enumerate(walks):
+        bound, skipped = random.Random(index), random.Random(index)
+        _bind(walk, tools, bound)
+        _skip_binding(walk, tools, skipped)
+        assert bound.getstate() == skipped.getstate()
+
+
+def _draws_a_field(walk, tools) -> bool:
+    from compoworld_assets.engine.tasks.sampling import _changed_field_choices
+
+    return any(_changed_field_choices(tools[n], {e.parameter} if e else set()) for n, e in walk)
+
+
+def test_start_weights_follow_the_coverage_counts(library):
+    """The start weights kept as counts change equal the weights computed from the counts at the end."""
+    from compoworld_assets.engine.tasks.model import Plan, PlanStep
+    from compoworld_assets.engine.tasks.sampling import _Coverage
+
+    coverage = _Coverage(["a", "b", "c"])
+    coverage.missed("a")
+    coverage.missed("a")
+    coverage.missed("x")  # a bridged service no walk starts in
+    coverage.accept(Plan(steps=[PlanStep(index=0, service_id="b", tool="t", args={}),
+                                PlanStep(index=1, service_id="c", tool="u", args={})]), [("b_t", None)])
+    coverage.hit("c")
+    expected = [1.0 / ((1 + coverage.services[s]) * (1 + coverage.misses[s])) for s in "abc"]
+    assert coverage.start_weights == expected == [1 / 3, 1 / 2, 1 / 2]
