@@ -17,7 +17,7 @@ from compoworld_assets.engine.runtime.service_runtime import combination_key
 from compoworld_assets.engine.spill import SpillFile
 from compoworld_assets.engine.tasks.gate import QuarantinedTask
 from compoworld_assets.engine.tasks.model import Task, TaskRubric, Trajectory
-from compoworld_assets.engine.tasks.packed import PackedTask
+from compoworld_assets.engine.tasks.packed import PackedTask, task_content_hash
 
 M = TypeVar("M", bound=BaseModel)
 _BATCH_ROWS = 64
@@ -50,12 +50,13 @@ VERIFIED_SCHEMA = {
 
 def _task_row(task: Task | PackedTask, round_key: str) -> dict:
     t, text = (task.head, task.json()) if isinstance(task, PackedTask) else (task, task.model_dump_json())
+    known = task.task_hash if isinstance(task, PackedTask) else None
     return {
         "task_id": t.task_id, "round": round_key, "split": t.split, "plan_hash": t.plan_hash, "domain": t.domain,
         "services": json.dumps(sorted(t.services)), "n_services": len(t.services), "n_steps": len(t.plan.steps),
         "n_write_steps": int(t.difficulty.get("write_steps", 0)), "n_criteria": len(t.rubric),
         "capabilities": json.dumps(sorted(t.capabilities)), "service_combination": combination_key(t.services),
-        "instruction": t.instruction, "task_hash": content_hash(json.loads(text)), "task_json": text,
+        "instruction": t.instruction, "task_hash": known or task_content_hash(text), "task_json": text,
     }
 
 

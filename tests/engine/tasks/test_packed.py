@@ -1,10 +1,12 @@
 """Packed tasks and libraries: the same values back, stored, audited and generated from without a difference."""
 
 import gc
+import json
 import pickle
 import weakref
 
 from compoworld_assets.engine import task_tables
+from compoworld_assets.engine.canonical import content_hash
 from compoworld_assets.engine.runtime.service_runtime import spec_hash
 from compoworld_assets.engine.tasks.audit import audit_pool
 from compoworld_assets.engine.tasks.goal import ambiguous_nouns
@@ -38,6 +40,21 @@ def test_a_packed_task_unpacks_to_the_same_task_and_json(tiny_specs, tiny_built)
         assert not isinstance(spilled.data, bytes) and spilled.head == packed.head
         assert spilled.compressed == packed.data and spilled.unpack() == task
         assert pickle.loads(pickle.dumps(spilled)) == packed, "crosses processes with its bytes"
+        assert spilled.task_hash == content_hash(json.loads(task.model_dump_json())) and packed.task_hash is None
+
+
+def test_rows_of_spilled_tasks_take_the_hash_worked_out_when_spilled(tiny_specs, tiny_built, monkeypatch):
+    """A round's task hashes are worked out as its tasks are spilled, not again when its rows are written."""
+    tasks, _ = generate_tasks(tiny_specs, tiny_built, seed=3, n=4)
+    spill = TaskSpill()
+    spilled = [spill.add(PackedTask.pack(task)) for task in tasks]
+    expected = task_tables.task_rows(tasks, "r1")
+    monkeypatch.setattr(task_tables, "task_content_hash", _no_hashing)
+    assert task_tables.task_rows(spilled, "r1").equals(expected)
+
+
+def _no_hashing(text):
+    raise AssertionError("hashed again")
 
 
 def test_packed_and_unpacked_rounds_give_the_same_tables_and_audit(tiny_specs, tiny_built, pool):
