@@ -24,6 +24,7 @@ from typing import Any
 from compoworld_assets.engine.agents.interface import DiscoverMode
 from compoworld_assets.engine.agents.world import WorldFactory
 from compoworld_assets.engine.rollout.environment import DEFAULT_MAX_STEPS, Observation, ToolEnvironment
+from compoworld_assets.engine.rollout.lanes import cut_into_lanes, next_job
 from compoworld_assets.engine.rollout.llm import is_transient
 from compoworld_assets.engine.rollout.policy import Policy, PolicyFactory
 from compoworld_assets.engine.runtime.service_runtime import reuse_order
@@ -50,7 +51,7 @@ async def run_rollouts(tasks: Sequence[Task], policy_factory: PolicyFactory, run
 
     Episodes start in ``order`` (indices into ``tasks``; default: grouped by the tasks' services, so that the
     world factory's pools reuse their processes), cut into ``concurrency`` lanes of consecutive episodes, each
-    run one episode at a time (:func:`_lanes`). Each episode reads its task (``tasks[i]``) when it starts, so a
+    run one episode at a time (:mod:`.lanes`). Each episode reads its task (``tasks[i]``) when it starts, so a
     sequence that parses tasks when read (``task_tables.StoredTasks``) is held a few tasks at a time; ``keep``
     maps each trajectory, as it ends, to what is returned in its place (a table row, say), so that a round's
     trajectories are not all held as objects."""
@@ -61,38 +62,17 @@ async def run_rollouts(tasks: Sequence[Task], policy_factory: PolicyFactory, run
         order = reuse_order([task.services for task in tasks])
     if sorted(order) != list(range(len(tasks))):
         raise ValueError("order must name every task once")
-    lanes = _lanes([(i, k) for i in order for k in range(rollouts_per_task)], concurrency)
+    lanes = cut_into_lanes([(i, k) for i in order for k in range(rollouts_per_task)], concurrency)
     done: dict[tuple[int, int], Any] = {}
     with ThreadPoolExecutor(max_workers=concurrency, thread_name_prefix="cw-world") as threads:
         async def lane(own: deque[tuple[int, int]]) -> None:
-            while (job := _next_job(lanes, own)) is not None:
+            while (job := next_job(lanes, own)) is not None:
                 trajectory = await run_episode(tasks[job[0]], job[1], policy_factory, runtime_factory, settings,
                                                threads)
                 done[job] = trajectory if keep is None else keep(trajectory)
 
         await asyncio.gather(*[lane(own) for own in lanes])
     return [done[(i, k)] for i in range(len(tasks)) for k in range(rollouts_per_task)]
-
-
-def _lanes(jobs: list[tuple[int, int]], count: int) -> list[deque[tuple[int, int]]]:
-    """``jobs`` cut into ``count`` runs of consecutive ones.
-
-    The world factory hands a finished episode's pool of service processes to the next episode that asks;
-    episodes taken from one shared queue alternated between the pools, so each pool saw every other combination
-    of services and started about half again as many processes (replayed on a paper-scale round's 6,601 tasks,
-    at 32 live services per pool: ~1,600 starts, ~1,050 with lanes).
-    """
-    size = -(-len(jobs) // max(count, 1))
-    return [deque(jobs[n * size:(n + 1) * size]) for n in range(max(count, 1))]
-
-
-def _next_job(lanes: list[deque[tuple[int, int]]], own: deque[tuple[int, int]]) -> tuple[int, int] | None:
-    """The next job of ``own`` lane; once it is empty, the last job of the longest other lane (so no lane idles
-    while another still has a tail to run, and both keep running consecutive episodes)."""
-    if own:
-        return own.popleft()
-    longest = max(lanes, key=len)
-    return longest.pop() if longest else None
 
 
 async def run_episode(task: Task, rollout_idx: int, policy_factory: PolicyFactory, runtime_factory: WorldFactory,

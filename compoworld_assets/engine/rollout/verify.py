@@ -6,7 +6,8 @@ match what was recorded) and its rubric score reaches the threshold (1.0: every 
 
 from __future__ import annotations
 
-from collections import defaultdict
+import threading
+from collections import defaultdict, deque
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any
@@ -15,6 +16,7 @@ from pydantic import BaseModel, Field
 
 from compoworld_assets.engine.agents.world import WorldFactory, close_world
 from compoworld_assets.engine.canonical import canonical_json
+from compoworld_assets.engine.rollout.lanes import cut_into_lanes, next_job
 from compoworld_assets.engine.runtime.service_runtime import reuse_order
 from compoworld_assets.engine.runtime.state import WorldState
 from compoworld_assets.engine.tasks.model import CriterionResult, Task, Trajectory
@@ -78,7 +80,8 @@ def verify_trajectories(tasks: Mapping[str, Task], trajectories: Sequence[Trajec
     """:func:`verify_trajectory` for each, results in the trajectories' order.
 
     Replayed in ``order`` (indices into ``trajectories``; default: grouped by their tasks' services, so that a
-    pooled world factory reuses their processes), ``concurrency`` at a time (each on its own world: a replay
+    pooled world factory reuses their processes), in ``concurrency`` lanes of consecutive replays (:mod:`.lanes`),
+    run side by side (each replay on its own world: a replay
     depends only on its trajectory and task, so the results are the same for any concurrency). Each trajectory
     and its task are read when replayed, and ``keep`` maps each verdict, with its task, to what is returned in
     its place (a table row, say), so lazily parsed inputs (``task_tables.StoredRows``) are held a few at a time.
@@ -97,8 +100,21 @@ def verify_trajectories(tasks: Mapping[str, Task], trajectories: Sequence[Trajec
     if concurrency <= 1:
         verified = {i: replay(i) for i in order}
     else:
+        verified = {}
+        lanes = cut_into_lanes(list(order), concurrency)
+        taking = threading.Lock()
+
+        def run_lane(own: deque[int]) -> None:
+            while True:
+                with taking:
+                    i = next_job(lanes, own)
+                if i is None:
+                    return
+                verified[i] = replay(i)
+
         with ThreadPoolExecutor(max_workers=concurrency, thread_name_prefix="cw-verify") as threads:
-            verified = dict(zip(order, threads.map(replay, order), strict=True))
+            for lane in [threads.submit(run_lane, own) for own in lanes]:
+                lane.result()
     return [verified[i] for i in range(len(trajectories))]
 
 

@@ -8,7 +8,8 @@ from hypothesis import given
 from hypothesis import strategies as st
 from toy_world import toy_task, toy_world_factory
 
-from compoworld_assets.engine.rollout.engine import _lanes, _next_job, run_rollouts
+from compoworld_assets.engine.rollout.engine import run_rollouts
+from compoworld_assets.engine.rollout.lanes import cut_into_lanes, next_job
 from compoworld_assets.engine.rollout.llm import LLMPolicy, TransientModelError
 from compoworld_assets.engine.rollout.policy import OraclePolicy
 from compoworld_assets.engine.rollout.verify import verify_trajectory
@@ -167,12 +168,12 @@ def test_lanes_run_consecutive_episodes_and_every_episode_once(n_jobs, count, tu
     """Each lane takes its own run of consecutive episodes in order, then the tail of the longest other lane,
     whatever order the lanes ask in; no episode runs twice or is left out, and no lane stops while one has work."""
     jobs = [(i, 0) for i in range(n_jobs)]
-    lanes = _lanes(jobs, count)
+    lanes = cut_into_lanes(jobs, count)
     cut = [list(lane) for lane in lanes]
     assert [job for lane in cut for job in lane] == jobs
     taken: list[list[tuple[int, int]]] = [[] for _ in lanes]
     for who in [t % count for t in turns] + [n % count for n in range(n_jobs * count + count)]:
-        job = _next_job(lanes, lanes[who])
+        job = next_job(lanes, lanes[who])
         if job is None:
             assert not any(lanes), "a lane gave up while another still had episodes"
             continue

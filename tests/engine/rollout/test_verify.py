@@ -76,3 +76,21 @@ def test_a_batch_verified_concurrently_and_kept_as_rows_gives_the_same_verdicts_
     assert [v.passed for v in alone] == [True, False] * 3
     with pytest.raises(ValueError, match="every trajectory once"):
         verify_trajectories(tasks, batch, toy_world_factory, order=[0, 0, 1, 2, 3, 4])
+
+
+def test_concurrent_replays_run_in_lanes_of_consecutive_ones(oracle_trajectory):
+    """Each thread starts on its own half of the order (a pool then sees the same services again and again);
+    replays taken from one queue alternated between the pools."""
+    import threading
+
+    batch = [oracle_trajectory.model_copy(update={"rollout_idx": k}) for k in range(6)]
+    by_thread: dict[str, list[int]] = {}
+
+    def keep(task, verdict):
+        by_thread.setdefault(threading.current_thread().name, []).append(verdict.trajectory.rollout_idx)
+        return verdict.passed
+
+    assert verify_trajectories({"toy-1": toy_task()}, batch, toy_world_factory, concurrency=2,
+                               order=list(range(6)), keep=keep) == [True] * 6
+    assert sorted(run[0] for run in by_thread.values()) == [0, 3]
+    assert sorted(k for run in by_thread.values() for k in run) == list(range(6))
