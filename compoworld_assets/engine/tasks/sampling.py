@@ -129,8 +129,8 @@ class _Edge:
     output_path: str
     type: str
     cross_service: bool
+    target_service: str
     notice: bool = False
-    target_service: str = ""
 
 
 @dataclass
@@ -285,7 +285,7 @@ def _tool_index(graph: nx.MultiDiGraph, specs: Iterable[ServiceSpec]) -> dict[st
                 if (target, parameter) not in notices:
                     notices[target, parameter] = is_notice(tools[target], parameter)
                 info.edges.append(_Edge(target, key, parameter, data["output_path"], data["type"],
-                                        data["cross_service"], notices[target, parameter], tools[target].service_id))
+                                        data["cross_service"], tools[target].service_id, notices[target, parameter]))
     return tools
 
 
@@ -339,7 +339,7 @@ def _walk(tools: dict[str, _Tool], starts: dict[str, list[str]], bridges: dict[s
         source, edge = rng.choice(bridges[service_id])
         walk: list[tuple[str, _Edge | None]] = [(source, None), (edge.target, edge)]
     else:
-        service_id = _start_service(starts, coverage, rng)
+        service_id = _start_service(coverage, rng)
         names = starts[service_id]
         walk = [(rng.choices(names, weights=[1.0 / (1 + coverage.starts[n]) for n in names])[0], None)]
     visited = {name for name, _ in walk}
@@ -359,7 +359,7 @@ def _walk(tools: dict[str, _Tool], starts: dict[str, list[str]], bridges: dict[s
     return service_id, (walk if len(walk) >= config.min_length else [])
 
 
-def _start_service(starts: dict[str, list[str]], coverage: _Coverage, rng: random.Random) -> str:
+def _start_service(coverage: _Coverage, rng: random.Random) -> str:
     """The service a walk starts in (then one of its tools, favouring those fewer walks started from).
 
     Favoured: services in fewer plans so far, and not those whose last walks gave no new plan

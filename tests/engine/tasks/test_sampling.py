@@ -224,7 +224,7 @@ def test_a_create_whose_field_a_later_step_reads_is_given_that_field():
     specs = [clients, mailer_spec()]
     tools = _tool_index(build_dependency_graph(specs), specs)
     edge = _Edge(target="mailer_create_message", key="k", parameter="to", output_path="email", type="email",
-                 cross_service=True)
+                 cross_service=True, target_service="mailer")
     plan = _bind([("clients_create_client", None), ("mailer_create_message", edge)], tools, random.Random(0))
     assert plan.steps[1].args["to"].path == "email"
     given = plan.steps[0].args["email"]
