@@ -24,7 +24,7 @@ from compoworld_assets.engine.rollout.verify import (
     verify_trajectories,
 )
 from compoworld_assets.engine.rollout.worlds import PooledWorldFactory
-from compoworld_assets.engine.runtime.service_runtime import reuse_order
+from compoworld_assets.engine.runtime.mount_order import reuse_order
 from compoworld_assets.engine.tasks.model import CriterionResult, Task
 from resources import PARTITIONS_IO_MANAGER, LLMResource, SandboxResource, StorageResource
 
@@ -88,7 +88,8 @@ def trajectories(context: dg.AssetExecutionContext, config: RolloutConfig, sampl
                 tasks, policy_factory, factory, mode=mode, rollouts_per_task=config.rollouts_per_task,
                 concurrency=config.concurrency, episode_timeout_s=config.episode_timeout_s,
                 max_steps=config.max_steps, max_retries=llm.max_retries, retry_backoff_s=llm.retry_backoff_s,
-                order=reuse_order(tasks.services), keep=lambda t: task_tables.trajectory_row(t, round_key)))
+                order=reuse_order(tasks.services, factory.limits.max_live_services),
+                keep=lambda t: task_tables.trajectory_row(t, round_key)))
     seconds = time.perf_counter() - started
     frame = task_tables.trajectory_rows(produced, round_key)
     return dg.Output(frame, data_version=dg.DataVersion(content_hash(frame["trajectory_hash"].to_list())[:16]),
@@ -141,8 +142,8 @@ def verified_trajectories(context: dg.AssetExecutionContext, config: Verificatio
     started = time.perf_counter()
     with _world_factory(service_specs, services, llm, sandbox, storage, config.mount_size,
                         config.concurrency) as factory:
-        rows = verify_trajectories(tasks.by_id(), episodes, factory, threshold=config.threshold,
-                                   order=reuse_order([services_of[t] for t in episodes.task_ids]), keep=keep,
+        order = reuse_order([services_of[t] for t in episodes.task_ids], factory.limits.max_live_services)
+        rows = verify_trajectories(tasks.by_id(), episodes, factory, threshold=config.threshold, order=order, keep=keep,
                                    concurrency=config.concurrency)
     seconds = time.perf_counter() - started
     frame = task_tables.verified_rows(rows)

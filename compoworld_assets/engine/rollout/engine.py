@@ -27,7 +27,7 @@ from compoworld_assets.engine.rollout.environment import DEFAULT_MAX_STEPS, Obse
 from compoworld_assets.engine.rollout.lanes import cut_into_lanes, next_job
 from compoworld_assets.engine.rollout.llm import is_transient
 from compoworld_assets.engine.rollout.policy import Policy, PolicyFactory
-from compoworld_assets.engine.runtime.service_runtime import reuse_order
+from compoworld_assets.engine.runtime.mount_order import reuse_order
 from compoworld_assets.engine.tasks.model import Task, Trajectory
 
 

@@ -17,7 +17,7 @@ from pydantic import BaseModel, Field
 from compoworld_assets.engine.agents.world import WorldFactory, close_world
 from compoworld_assets.engine.canonical import canonical_json
 from compoworld_assets.engine.rollout.lanes import cut_into_lanes, next_job
-from compoworld_assets.engine.runtime.service_runtime import reuse_order
+from compoworld_assets.engine.runtime.mount_order import reuse_order
 from compoworld_assets.engine.runtime.state import WorldState
 from compoworld_assets.engine.tasks.model import CriterionResult, Task, Trajectory
 

@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import os
 from collections import OrderedDict
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Mapping
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from typing import Any, Self
@@ -246,14 +246,6 @@ class WorldRuntime:
 def combination_key(services: Iterable[str]) -> str:
     """A set of services as one string (sorted ids joined by ``+``): a task's service combination."""
     return "+".join(sorted(set(services)))
-
-
-def reuse_order(service_sets: Sequence[Iterable[str]]) -> list[int]:
-    """The order to mount worlds of these services in so that a :class:`RuntimePool` finds their processes
-    running: worlds over the same services one after another (a round walks each service of a large library a
-    few times, in no order), else as given. Indices into ``service_sets``."""
-    keys = [combination_key(services) for services in service_sets]
-    return sorted(range(len(keys)), key=lambda i: (keys[i], i))
 
 
 @dataclass(frozen=True)

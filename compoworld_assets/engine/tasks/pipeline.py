@@ -17,7 +17,8 @@ import networkx as nx
 from compoworld_assets.engine.backends import BackendRecipe, LLMSettings
 from compoworld_assets.engine.canonical import content_hash
 from compoworld_assets.engine.runtime.executor import SandboxLimits
-from compoworld_assets.engine.runtime.service_runtime import RuntimePool, WorldRuntime, reuse_order
+from compoworld_assets.engine.runtime.mount_order import reuse_order
+from compoworld_assets.engine.runtime.service_runtime import RuntimePool, WorldRuntime
 from compoworld_assets.engine.service_build import BuiltService
 from compoworld_assets.engine.specs.model import ServiceSpec
 from compoworld_assets.engine.tasks.gate import QuarantinedTask, self_test
@@ -139,13 +140,16 @@ def tasks_from_plans(plans: list[Plan], built: Mapping[str, BuiltService], seed:
     ``error``, and a plan whose worker process dies also when it runs alone at stage ``worker``.
     """
     recipe = backends or BackendRecipe(LLMSettings(), SandboxLimits())
-    order = reuse_order([plan.services for plan in plans])  # each task depends only on its plan and the seed
+    in_workers = workers > 1 and len(plans) > 1
+    # Each task depends only on its plan and the seed: the order only saves process starts, in each worker's pool.
+    live = (recipe.limits.shared(workers) if in_workers else pool.limits if pool else recipe.limits).max_live_services
+    order = reuse_order([plan.services for plan in plans], live)
     spill = TaskSpill()
 
     def keep(outcome: PackedTask | QuarantinedTask) -> PackedTask | QuarantinedTask:
         return spill.add(outcome) if isinstance(outcome, PackedTask) else outcome
 
-    if workers > 1 and len(plans) > 1:
+    if in_workers:
         outcomes = _in_workers(plans, built, seed, config, recipe, workers, order, keep)
     else:
         own_pool = pool is None
