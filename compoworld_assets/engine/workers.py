@@ -9,11 +9,14 @@ from __future__ import annotations
 
 import multiprocessing
 import os
+from collections import deque
 from collections.abc import Callable, Sequence
 from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, wait
 from concurrent.futures.process import BrokenProcessPool
 from dataclasses import dataclass
 from typing import Any, TypeVar
+
+from compoworld_assets.engine.lanes import cut_into_lanes, next_job
 
 MAX_WORKERS = 8
 
@@ -50,11 +53,13 @@ def run_isolated(jobs: Sequence[Job], run: Callable[[Job], Result], workers: int
     replaced by ``keep(result)`` as soon as it arrives, so large results are not all held at once.
 
     Jobs start in ``order`` (indices; default: as given), ``batch`` consecutive ones at a time to one worker
-    (jobs that reuse what their neighbours in ``order`` set up in the worker: running services), at most
-    ``workers`` batches in flight, so when a worker dies only the jobs in flight are lost: each is run again
-    alone, in a fresh process, and one that kills that process too comes back as :class:`WorkerLost`; the
-    other jobs run. A job that raises is a :class:`WorkerLost` saying why, and costs only itself. ``run`` and
-    ``initializer`` must be importable by name (module-level functions), and jobs and results picklable.
+    (jobs that reuse what their neighbours in ``order`` set up in the worker: running services), one batch in
+    flight per worker, each worker running a lane of consecutive batches (:mod:`compoworld_assets.engine.lanes`:
+    handed out in turn, neighbouring batches went to both workers, which both started their services). When a
+    worker dies only the jobs in flight are lost: each is run again alone, in a fresh process, and one that
+    kills that process too comes back as :class:`WorkerLost`; the other jobs run. A job that raises is a
+    :class:`WorkerLost` saying why, and costs only itself. ``run`` and ``initializer`` must be importable by
+    name (module-level functions), and jobs and results picklable.
     """
     results: dict[int, Any] = {}
     pending = list(range(len(jobs)) if order is None else order)
@@ -81,34 +86,44 @@ def _run_pool(jobs: Sequence[Job], indices: list[int], run: Callable[[Job], Resu
               initializer: Callable[..., None], initargs: tuple[Any, ...],
               results: dict[int, Any], keep: Callable[[Result], Any] | None,
               batch: int) -> tuple[list[int], list[int]]:
-    """Run ``indices`` in that order, ``batch`` at a time, with at most ``workers`` batches in flight, filling
-    ``results``. When a worker dies, returns (the jobs in flight then, the jobs not started); else two empty
-    lists. A batch whose results cannot come back (one that cannot be pickled) is run again a job at a time."""
-    queue = [indices[i:i + batch] for i in range(0, len(indices), batch)][::-1]  # popped from the end: in order
-    running: dict[Future[list[Any]], list[int]] = {}
+    """Run ``indices`` in that order, ``batch`` at a time, in ``workers`` lanes, filling ``results``. When a
+    worker dies, returns (the jobs in flight then, the jobs not started, in order); else two empty lists. A batch
+    whose results cannot come back (one that cannot be pickled) is run again a job at a time.
+
+    A lane's next batch goes to the worker that ran its last: with one batch in flight per worker, the worker
+    whose result just came back is the only one waiting for work."""
+    lanes = cut_into_lanes([indices[i:i + batch] for i in range(0, len(indices), batch)], workers)
+    running: dict[Future[list[Any]], tuple[list[int], deque[list[int]]]] = {}
     context = multiprocessing.get_context("forkserver")
     with ProcessPoolExecutor(workers, mp_context=context, initializer=initializer, initargs=initargs) as pool:
-        while queue or running:
-            while queue and len(running) < workers:
-                chunk = queue.pop()
-                running[pool.submit(_run_batch, run, [jobs[i] for i in chunk])] = chunk
+
+        def start_next(lane: deque[list[int]]) -> None:
+            chunk = next_job(lanes, lane)
+            if chunk is not None:
+                running[pool.submit(_run_batch, run, [jobs[i] for i in chunk])] = (chunk, lane)
+
+        for lane in lanes:
+            start_next(lane)
+        while running:
             done, _ = wait(running, return_when=FIRST_COMPLETED)
             for future in done:
-                chunk = running.pop(future)
+                chunk, lane = running.pop(future)
                 try:
                     outcomes = future.result()
                 except BrokenProcessPool:
                     _kill_workers(pool)
-                    in_flight = [i for c in [chunk, *running.values()] for i in c]
-                    return sorted(in_flight), [i for c in reversed(queue) for i in c]
+                    in_flight = [i for c in [chunk, *(c for c, _ in running.values())] for i in c]
+                    return sorted(in_flight), [i for own in lanes for c in own for i in c]
                 except Exception as error:  # noqa: BLE001 - e.g. a result that cannot cross processes
                     if len(chunk) > 1:
-                        queue += [[i] for i in reversed(chunk)]
+                        lane.extendleft([i] for i in reversed(chunk))
+                        start_next(lane)
                         continue
                     outcomes = [WorkerLost(type(error).__name__, str(error)[:2000])]
                 for index, outcome in zip(chunk, outcomes, strict=True):
                     kept = keep is not None and not isinstance(outcome, WorkerLost)
                     results[index] = keep(outcome) if kept else outcome
+                start_next(lane)
     return [], []
 
 

@@ -23,8 +23,8 @@ from typing import Any
 
 from compoworld_assets.engine.agents.interface import DiscoverMode
 from compoworld_assets.engine.agents.world import WorldFactory
+from compoworld_assets.engine.lanes import cut_into_lanes, next_job
 from compoworld_assets.engine.rollout.environment import DEFAULT_MAX_STEPS, Observation, ToolEnvironment
-from compoworld_assets.engine.rollout.lanes import cut_into_lanes, next_job
 from compoworld_assets.engine.rollout.llm import is_transient
 from compoworld_assets.engine.rollout.policy import Policy, PolicyFactory
 from compoworld_assets.engine.runtime.mount_order import reuse_order
@@ -49,10 +49,10 @@ async def run_rollouts(tasks: Sequence[Task], policy_factory: PolicyFactory, run
                        keep: Callable[[Trajectory], Any] | None = None) -> list[Any]:
     """Roll out every task ``rollouts_per_task`` times; trajectories come back in task, then rollout order.
 
-    Episodes start in ``order`` (indices into ``tasks``; default: grouped by the tasks' services, so that the
-    world factory's pools reuse their processes), cut into ``concurrency`` lanes of consecutive episodes, each
-    run one episode at a time (:mod:`.lanes`). Each episode reads its task (``tasks[i]``) when it starts, so a
-    sequence that parses tasks when read (``task_tables.StoredTasks``) is held a few tasks at a time; ``keep``
+    Episodes start in ``order`` (indices into ``tasks``; default: :func:`reuse_order` of the tasks' services, so
+    that the world factory's pools reuse their processes), cut into ``concurrency`` lanes of consecutive episodes,
+    each run one episode at a time (:mod:`compoworld_assets.engine.lanes`). Each episode reads its task
+    (``tasks[i]``) when it starts, so a sequence that parses tasks when read (``task_tables.StoredTasks``) is held a few tasks at a time; ``keep``
     maps each trajectory, as it ends, to what is returned in its place (a table row, say), so that a round's
     trajectories are not all held as objects."""
     settings = RolloutSettings(mode=mode, rollouts_per_task=rollouts_per_task, concurrency=concurrency,

@@ -16,7 +16,7 @@ from pydantic import BaseModel, Field
 
 from compoworld_assets.engine.agents.world import WorldFactory, close_world
 from compoworld_assets.engine.canonical import canonical_json
-from compoworld_assets.engine.rollout.lanes import cut_into_lanes, next_job
+from compoworld_assets.engine.lanes import cut_into_lanes, next_job
 from compoworld_assets.engine.runtime.mount_order import reuse_order
 from compoworld_assets.engine.runtime.state import WorldState
 from compoworld_assets.engine.tasks.model import CriterionResult, Task, Trajectory
@@ -79,9 +79,9 @@ def verify_trajectories(tasks: Mapping[str, Task], trajectories: Sequence[Trajec
                         concurrency: int = 1) -> list[Any]:
     """:func:`verify_trajectory` for each, results in the trajectories' order.
 
-    Replayed in ``order`` (indices into ``trajectories``; default: grouped by their tasks' services, so that a
-    pooled world factory reuses their processes), in ``concurrency`` lanes of consecutive replays (:mod:`.lanes`),
-    run side by side (each replay on its own world: a replay
+    Replayed in ``order`` (indices into ``trajectories``; default: :func:`reuse_order` of their tasks' services,
+    so that a pooled world factory reuses their processes), in ``concurrency`` lanes of consecutive replays
+    (:mod:`compoworld_assets.engine.lanes`) run side by side (each replay on its own world: a replay
     depends only on its trajectory and task, so the results are the same for any concurrency). Each trajectory
     and its task are read when replayed, and ``keep`` maps each verdict, with its task, to what is returned in
     its place (a table row, say), so lazily parsed inputs (``task_tables.StoredRows``) are held a few at a time.

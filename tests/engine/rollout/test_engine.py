@@ -8,8 +8,8 @@ from hypothesis import given
 from hypothesis import strategies as st
 from toy_world import toy_task, toy_world_factory
 
+from compoworld_assets.engine.lanes import cut_into_lanes, next_job
 from compoworld_assets.engine.rollout.engine import run_rollouts
-from compoworld_assets.engine.rollout.lanes import cut_into_lanes, next_job
 from compoworld_assets.engine.rollout.llm import LLMPolicy, TransientModelError
 from compoworld_assets.engine.rollout.policy import OraclePolicy
 from compoworld_assets.engine.rollout.verify import verify_trajectory
