@@ -87,23 +87,36 @@ def _run_pool(jobs: Sequence[Job], indices: list[int], run: Callable[[Job], Resu
               results: dict[int, Any], keep: Callable[[Result], Any] | None,
               batch: int) -> tuple[list[int], list[int]]:
     """Run ``indices`` in that order, ``batch`` at a time, in ``workers`` lanes, filling ``results``. When a
-    worker dies, returns (the jobs in flight then, the jobs not started, in order); else two empty lists. A batch
-    whose results cannot come back (one that cannot be pickled) is run again a job at a time.
+    worker dies, returns (the jobs in flight then, by index; the jobs not started, in ``indices`` order); else
+    two empty lists. A batch whose results cannot come back (one that cannot be pickled) is run again a job at
+    a time.
 
-    A lane's next batch goes to the worker that ran its last: with one batch in flight per worker, the worker
-    whose result just came back is the only one waiting for work."""
+    A lane's next batch is handed out as soon as its last one's results are back, before they are kept: with one
+    batch in flight per worker, the worker that just finished is then usually the only one waiting for work, so
+    it runs the lane on (two workers finishing at once may swap lanes: that costs process starts, not results)."""
     lanes = cut_into_lanes([indices[i:i + batch] for i in range(0, len(indices), batch)], workers)
     running: dict[Future[list[Any]], tuple[list[int], deque[list[int]]]] = {}
     context = multiprocessing.get_context("forkserver")
     with ProcessPoolExecutor(workers, mp_context=context, initializer=initializer, initargs=initargs) as pool:
 
-        def start_next(lane: deque[list[int]]) -> None:
+        def start_next(lane: deque[list[int]]) -> bool:
+            """Hand out the lane's next batch; False when the pool is broken (the batch counts as not started)."""
             chunk = next_job(lanes, lane)
             if chunk is not None:
-                running[pool.submit(_run_batch, run, [jobs[i] for i in chunk])] = (chunk, lane)
+                try:
+                    running[pool.submit(_run_batch, run, [jobs[i] for i in chunk])] = (chunk, lane)
+                except BrokenProcessPool:
+                    return False
+            return True
 
-        for lane in lanes:
-            start_next(lane)
+        def broken(lost: list[list[int]]) -> tuple[list[int], list[int]]:
+            _kill_workers(pool)
+            in_flight = sorted(i for chunk in [*lost, *(c for c, _ in running.values())] for i in chunk)
+            settled = set(in_flight) | results.keys()
+            return in_flight, [i for i in indices if i not in settled]
+
+        if not all(start_next(lane) for lane in lanes):
+            return broken([])
         while running:
             done, _ = wait(running, return_when=FIRST_COMPLETED)
             for future in done:
@@ -111,19 +124,19 @@ def _run_pool(jobs: Sequence[Job], indices: list[int], run: Callable[[Job], Resu
                 try:
                     outcomes = future.result()
                 except BrokenProcessPool:
-                    _kill_workers(pool)
-                    in_flight = [i for c in [chunk, *(c for c, _ in running.values())] for i in c]
-                    return sorted(in_flight), [i for own in lanes for c in own for i in c]
+                    return broken([chunk])
                 except Exception as error:  # noqa: BLE001 - e.g. a result that cannot cross processes
                     if len(chunk) > 1:
                         lane.extendleft([i] for i in reversed(chunk))
-                        start_next(lane)
-                        continue
-                    outcomes = [WorkerLost(type(error).__name__, str(error)[:2000])]
+                        chunk, outcomes = [], []
+                    else:
+                        outcomes = [WorkerLost(type(error).__name__, str(error)[:2000])]
+                alive = start_next(lane)
                 for index, outcome in zip(chunk, outcomes, strict=True):
                     kept = keep is not None and not isinstance(outcome, WorkerLost)
                     results[index] = keep(outcome) if kept else outcome
-                start_next(lane)
+                if not alive:
+                    return broken([])
     return [], []
 
 

@@ -56,3 +56,18 @@ def test_executors_a_worker_leaves_open_are_released_when_it_exits(faults, tmp_p
     """Workers end by ``os._exit``: their open sandboxes' processes and scratch folders must not outlive them."""
     assert run_isolated([1, 2, 3], faults.open_executor, 2, faults.hold_scratch_root, (str(tmp_path),)) == [1, 2, 3]
     assert list(tmp_path.iterdir()) == []
+
+
+def test_a_worker_dying_while_the_results_before_it_are_kept_costs_only_its_job(faults):
+    """Keeping results takes time (a task is hashed as it is kept): a worker may die meanwhile, and the next
+    batch handed out then meets a broken pool, which must count as that worker's death, not end the run."""
+    import time
+
+    def keep(result: int) -> int:
+        time.sleep(0.3)
+        return result
+
+    results = run_isolated(list(range(8)), faults.exit_on, 2, faults.start_nothing, keep=keep)
+    assert results[3] == WorkerLost("BrokenProcessPool", "the worker process died (killed or out of memory)")
+    assert results[5] == WorkerLost("ValueError", "five is refused")
+    assert [r for i, r in enumerate(results) if i not in (3, 5)] == [0, 1, 4, 16, 36, 49]

@@ -52,9 +52,9 @@ async def run_rollouts(tasks: Sequence[Task], policy_factory: PolicyFactory, run
     Episodes start in ``order`` (indices into ``tasks``; default: :func:`reuse_order` of the tasks' services, so
     that the world factory's pools reuse their processes), cut into ``concurrency`` lanes of consecutive episodes,
     each run one episode at a time (:mod:`compoworld_assets.engine.lanes`). Each episode reads its task
-    (``tasks[i]``) when it starts, so a sequence that parses tasks when read (``task_tables.StoredTasks``) is held a few tasks at a time; ``keep``
-    maps each trajectory, as it ends, to what is returned in its place (a table row, say), so that a round's
-    trajectories are not all held as objects."""
+    (``tasks[i]``) when it starts, so a sequence that parses tasks when read (``task_tables.StoredTasks``) is held
+    a few tasks at a time; ``keep`` maps each trajectory, as it ends, to what is returned in its place (a table
+    row, say), so that a round's trajectories are not all held as objects."""
     settings = RolloutSettings(mode=mode, rollouts_per_task=rollouts_per_task, concurrency=concurrency,
                                episode_timeout_s=episode_timeout_s, max_retries=max_retries,
                                retry_backoff_s=retry_backoff_s, max_steps=max_steps)

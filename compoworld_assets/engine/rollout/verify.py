@@ -102,15 +102,19 @@ def verify_trajectories(tasks: Mapping[str, Task], trajectories: Sequence[Trajec
     else:
         verified = {}
         lanes = cut_into_lanes(list(order), concurrency)
-        taking = threading.Lock()
+        taking, failed = threading.Lock(), threading.Event()
 
         def run_lane(own: deque[int]) -> None:
-            while True:
+            while not failed.is_set():  # a replay that raised ends the batch: the others take no more
                 with taking:
                     i = next_job(lanes, own)
                 if i is None:
                     return
-                verified[i] = replay(i)
+                try:
+                    verified[i] = replay(i)
+                except BaseException:
+                    failed.set()
+                    raise
 
         with ThreadPoolExecutor(max_workers=concurrency, thread_name_prefix="cw-verify") as threads:
             for lane in [threads.submit(run_lane, own) for own in lanes]:

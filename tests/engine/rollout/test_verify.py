@@ -85,12 +85,33 @@ def test_concurrent_replays_run_in_lanes_of_consecutive_ones(oracle_trajectory):
 
     batch = [oracle_trajectory.model_copy(update={"rollout_idx": k}) for k in range(6)]
     by_thread: dict[str, list[int]] = {}
+    both_started = threading.Barrier(2, timeout=30)  # neither lane runs out (and takes the other's) before both start
 
     def keep(task, verdict):
-        by_thread.setdefault(threading.current_thread().name, []).append(verdict.trajectory.rollout_idx)
+        name = threading.current_thread().name
+        if name not in by_thread:
+            by_thread[name] = []
+            both_started.wait()
+        by_thread[name].append(verdict.trajectory.rollout_idx)
         return verdict.passed
 
     assert verify_trajectories({"toy-1": toy_task()}, batch, toy_world_factory, concurrency=2,
                                order=list(range(6)), keep=keep) == [True] * 6
     assert sorted(run[0] for run in by_thread.values()) == [0, 3]
     assert sorted(k for run in by_thread.values() for k in run) == list(range(6))
+
+
+def test_a_replay_that_raises_ends_a_concurrent_batch(oracle_trajectory):
+    batch = [oracle_trajectory.model_copy(update={"rollout_idx": k}) for k in range(8)]
+    replayed: list[int] = []
+
+    def keep(task, verdict):
+        replayed.append(verdict.trajectory.rollout_idx)
+        if verdict.trajectory.rollout_idx in (0, 4):  # the first of each lane
+            raise RuntimeError("a defect in keeping a verdict")
+        return verdict.passed
+
+    with pytest.raises(RuntimeError, match="defect"):
+        verify_trajectories({"toy-1": toy_task()}, batch, toy_world_factory, concurrency=2, order=list(range(8)),
+                            keep=keep)
+    assert len(replayed) <= 2, "no lane took another replay once one had raised"
