@@ -141,8 +141,10 @@ def tasks_from_plans(plans: list[Plan], built: Mapping[str, BuiltService], seed:
     """
     recipe = backends or BackendRecipe(LLMSettings(), SandboxLimits())
     in_workers = workers > 1 and len(plans) > 1
+    if in_workers:
+        recipe = replace(recipe, limits=recipe.limits.shared(workers))  # the round's caps, shared out
     # Each task depends only on its plan and the seed: the order only saves process starts, in each worker's pool.
-    live = (recipe.limits.shared(workers) if in_workers else pool.limits if pool else recipe.limits).max_live_services
+    live = (pool.limits if pool is not None and not in_workers else recipe.limits).max_live_services
     order = reuse_order([plan.services for plan in plans], live)
     spill = TaskSpill()
 
@@ -221,7 +223,7 @@ def _in_workers(plans: list[Plan], built: Mapping[str, BuiltService], seed: int,
                 backends: BackendRecipe, workers: int, order: list[int],
                 keep: Callable[[PackedTask | QuarantinedTask], PackedTask | QuarantinedTask]
                 ) -> list[PackedTask | QuarantinedTask]:
-    backends = replace(backends, limits=backends.limits.shared(workers))  # the round's caps, shared out
+    """The tasks of ``plans`` made in ``workers`` processes, each set up by ``backends`` (caps already its share)."""
     library = packed_library(built)  # a worker mounts a few services per task, unpacked as they are asked for
     outcomes = run_isolated(plans, _worker_task, workers, _start_worker, (library, seed, config, backends), order,
                             keep, PLANS_PER_BATCH)
