@@ -236,7 +236,7 @@ SAMPLED_TASKS = _suite(
     _at_least("n_steps", "n_write_steps", "write steps are steps"),
     _non_empty("instruction", "agents act on the instruction"),
     _json("services", "services is a JSON list"),
-    _mean_between("n_steps", 2.0, 6.0, "the walk sampler aims at 2-5 step plans"),
+    _mean_between("n_steps", 2.0, 12.0, "walks take 2-5 steps, workflows 3-11 (docs/architecture.md, Workflows)"),
     payloads=("task_json",),
 )
 

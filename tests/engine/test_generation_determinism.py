@@ -7,7 +7,9 @@ goal-stated instructions, traps, roles, difficulty), computed twice in a row wit
 tasks' digest again when tasks recorded their walk's hash (``Task.walk_hash``: without that field the tasks
 give the earlier digest, aaba6eff…); and again when a task's distractor services stopped being seeded with its
 world (187 of the 189 tasks are the earlier ones without the distractors' states; two trapped tasks draw another
-look-alike from the smaller world). A change to sampling, seeding, instructions or rubrics changes them on
+look-alike from the smaller world); and again when nine in ten plans became workflows (tasks.workflows: 180 of
+them, all kept) and walks whose tasks a person would not ask for were quarantined (tasks.realism.task_defects: 10
+of the 20 walks). A change to sampling, seeding, instructions or rubrics changes them on
 purpose: rerun this file, check the new digests are stable, and update them.
 """
 
@@ -26,12 +28,12 @@ from compoworld_assets.engine.runtime.service_runtime import RuntimePool
 from compoworld_assets.engine.service_build import BuiltService
 from compoworld_assets.engine.synthesis.offline import OfflineSynthesizer
 from compoworld_assets.engine.tasks.graph import built_services_graph
-from compoworld_assets.engine.tasks.pipeline import generate_tasks
+from compoworld_assets.engine.tasks.pipeline import GenerationConfig, generate_tasks
 from compoworld_assets.engine.tasks.sampling import WalkConfig, sample_plans
 from compoworld_assets.engine.world_model.offline import OfflineWorldModel
 
-GOLDEN_TASKS = "c9d3bbda287ed0f0095916128b32301f305d80c0bf8e918ab93770faa4cf14b7"
-GOLDEN_QUARANTINED = "c7d7d26f5f52b1e9b5c79c49bd8bea0171fca45094a3d721ef69ae40de01ec4f"
+GOLDEN_TASKS = "70d05f12e01a90224ea70c74135eebd97f0562a6d90786fc9dceee0221e2a463"
+GOLDEN_QUARANTINED = "6e964c53dbca3e8ba4958be91ae4a60f4b7ae13957733d20ab2c86a51396e4f3"
 
 
 def digest(models) -> str:
@@ -53,7 +55,7 @@ def library():
 def test_generation_matches_the_golden_digests(library):
     specs, built = library
     tasks, quarantined = generate_tasks(specs, built, seed=0, n=200)
-    assert (len(tasks), len(quarantined)) == (189, 11)
+    assert (len(tasks), len(quarantined)) == (188, 12)
     assert digest(tasks) == GOLDEN_TASKS
     assert digest(quarantined) == GOLDEN_QUARANTINED
 
@@ -100,18 +102,20 @@ def test_a_plan_that_breaks_its_task_is_quarantined_and_the_round_goes_on(librar
     from worker_faults import FailingWriter, FailingWriterRecipe
 
     specs, built = library
-    tasks, quarantined = generate_tasks(specs, built, seed=0, n=24)
+    walks = GenerationConfig(workflow_share=0.0)  # the writer breaks: walks are what it writes
+    tasks, quarantined = generate_tasks(specs, built, seed=0, n=24, config=walks)
     victim = tasks[2]
     others = digest([t for t in tasks if t.task_id != victim.task_id])
 
-    raised, raised_quarantined = generate_tasks(specs, built, seed=0, n=24,
+    raised, raised_quarantined = generate_tasks(specs, built, seed=0, n=24, config=walks,
                                                 writer=FailingWriter(victim.plan.plan_hash(), die=False))
     error = next(q for q in raised_quarantined if q.task_id == victim.task_id)
     assert error.stage == "error" and error.reason == "RuntimeError: the writer broke on this plan"
     assert digest(raised) == others
 
     recipe = FailingWriterRecipe(LLMSettings(), SandboxLimits(), victim=victim.plan.plan_hash(), die=True)
-    survived, survived_quarantined = generate_tasks(specs, built, seed=0, n=24, workers=2, backends=recipe)
+    survived, survived_quarantined = generate_tasks(specs, built, seed=0, n=24, config=walks, workers=2,
+                                                    backends=recipe)
     lost = next(q for q in survived_quarantined if q.task_id == victim.task_id)
     assert lost.stage == "worker" and lost.reason.startswith("BrokenProcessPool")
     assert digest(survived) == others

@@ -11,7 +11,7 @@ def test_heldout_task_file_loads_unseen_combinations_that_the_oracle_passes(demo
     assert len(tasks) == demo_files.counts["heldout_tasks"] and {t.split for t in tasks} == {"heldout"}
     trained = [sample["meta"] for sample in read_sft_file(demo_files.sft)]
     trained_combinations = {tuple(sorted(meta["services"])) for meta in trained}
-    assert not trained_combinations & {tuple(t.plan.services) for t in tasks}
+    assert not trained_combinations & {tuple(t.services) for t in tasks}
     assert {s for t in tasks for s in t.plan.services} <= {s for meta in trained for s in meta["services"]}
     with factory:
         assert heldout_self_test(tasks, factory).ok

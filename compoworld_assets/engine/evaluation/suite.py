@@ -17,7 +17,8 @@ from compoworld_assets.engine.rollout.budgets import TokenCounter, estimated_tok
 from compoworld_assets.engine.tasks.model import Task
 
 BENCHMARKS = (heldout.BENCHMARK, bfcl.BENCHMARK, tau2.BENCHMARK)
-LIBRARY_SERVICES = ("crm", "helpdesk", "mail", "invoicing", "calendar", "payments", "orders", "files")
+LIBRARY_SERVICES = ("crm", "helpdesk", "mail", "invoicing", "calendar", "payments", "orders", "files", "docs", "projects",
+                    "travel")
 
 
 @dataclass(frozen=True)

@@ -27,7 +27,9 @@ import jsonschema
 
 from compoworld_assets.engine.library.population import Person, Population
 from compoworld_assets.engine.library.seeding import (
+    BIRTH_WORDS,
     DEFAULT_ROWS,
+    PAST_WORDS,
     draw_record,
     effective_type,
     interval_pairs,
@@ -35,6 +37,7 @@ from compoworld_assets.engine.library.seeding import (
     person_value,
     relate_amounts,
 )
+from compoworld_assets.engine.library.wording import words
 from compoworld_assets.engine.runtime.state import WorldState
 from compoworld_assets.engine.specs.model import Effect, EntitySpec, FieldSpec, ServiceSpec, ToolSpec
 from compoworld_assets.engine.tasks.model import Plan, PlanStep, ToolCallRecord
@@ -100,7 +103,31 @@ def step_values(spec: ServiceSpec, tool: ToolSpec, names: list[str], population:
         if value is None or _hollow(value, schema) or not satisfies(value, schema):
             value = schema_value(_one_entry(schema) if _is_map(schema) else schema, rng)
         values[name] = value
-    return values
+    return _not_before(values, day) if tool.effect == Effect.CREATE else values
+
+
+def _not_before(values: dict[str, Any], day: date) -> dict[str, Any]:
+    """A new record's own dates of a done thing (``created_at``, ``sent_at``: words in ``PAST_WORDS``, not a birth
+    date) moved to ``day`` when drawn before it: a request made today creates a record of today, not of a past
+    day nobody stated."""
+    moved = dict(values)
+    for name, value in values.items():
+        parts = set(words(name))
+        if not isinstance(value, str) or not parts & PAST_WORDS or parts & BIRTH_WORDS:
+            continue
+        drawn = _as_day(value)
+        if drawn is not None and drawn < day:
+            moved[name] = day.isoformat() + value[10:]
+    return moved
+
+
+def _as_day(value: str) -> date | None:
+    if not re.fullmatch(r"\d{4}-\d{2}-\d{2}(T[\d:.]+(Z|[+-]\d{2}:?\d{2})?)?", value):
+        return None
+    try:
+        return date.fromisoformat(value[:10])
+    except ValueError:
+        return None
 
 
 def _hollow(value: Any, schema: dict[str, Any]) -> bool:

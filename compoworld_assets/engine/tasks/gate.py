@@ -169,6 +169,8 @@ def _mutation_survivors(task: Task, runtime: WorldRuntimeLike, gold_args: list[d
     for step in task.plan.steps:
         mutations.append((f"drop step {step.index} ({step.qualified_name})", step.index, step.index, None))
         for name, binding in sorted(step.args.items()):
+            if binding.free:  # the agent's own words: any value is as good as the gold one
+                continue
             changed = mutated_value(gold_args[step.index].get(name), binding, task)
             mutations.append((f"step {step.index} ({step.qualified_name}) {name}={changed!r}", step.index, None,
                               Override(step.index, name, changed)))

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from typing import Any, Literal
 
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, Field, SerializerFunctionWrapHandler, model_serializer
 
 from compoworld_assets.engine.canonical import content_hash
 from compoworld_assets.engine.runtime.state import WorldState
@@ -31,6 +31,15 @@ class ArgBinding(BaseModel):
     path: str | None = None
     value: Any = None
     type: str | None = Field(default=None, description="Shared type carried by the binding, if any.")
+    free: bool = False
+
+    @model_serializer(mode="wrap")
+    def _without_default_free(self, handler: SerializerFunctionWrapHandler) -> dict[str, Any]:
+        """Leave ``free`` out when false, so plans without free values dump (and hash) as before."""
+        data = handler(self)
+        if not self.free:
+            data.pop("free", None)
+        return data
 
 
 class PlanStep(BaseModel):
@@ -85,7 +94,7 @@ class CriterionResult(BaseModel):
 class Trap(BaseModel):
     """A house rule the obvious plan breaks, the negative criterion that catches it, and that plan."""
 
-    kind: Literal["near_duplicate", "on_hold", "do_not_email", "threshold"]
+    kind: Literal["near_duplicate", "on_hold", "do_not_email", "threshold", "unmatched"]
     rule: str
     criterion_id: str
     wrong_plan: Plan = Field(description="A plausible wrong plan; the gate checks it fails the criterion.")

@@ -35,6 +35,7 @@ from compoworld_assets.engine.tasks.instructions import InstructionWriter
 from compoworld_assets.engine.tasks.model import Plan, Task
 from compoworld_assets.engine.tasks.packed import PackedLibrary, PackedTask, TaskSpill
 from compoworld_assets.engine.tasks.plan_exec import PlanExecutionError
+from compoworld_assets.engine.tasks.realism import task_defects
 from compoworld_assets.engine.tasks.sampling import WalkConfig, sample_plans
 from compoworld_assets.engine.tasks.splits import (
     HELDOUT_FRACTION,
@@ -42,7 +43,12 @@ from compoworld_assets.engine.tasks.splits import (
     assign_split,
     separate_transfer,
 )
+from compoworld_assets.engine.tasks.workflows.build import WorkflowDraft
+from compoworld_assets.engine.tasks.workflows.drafting import draft_workflows
+from compoworld_assets.engine.tasks.workflows.instantiate import WorkflowTaskError, instantiate_workflow
 from compoworld_assets.engine.workers import WorkerLost, run_isolated, worker_count
+
+WORKFLOW_SHARE = 0.9
 
 
 @dataclass(frozen=True)
@@ -54,6 +60,9 @@ class GenerationConfig:
     split_salt: str = ""
     transfer_services: tuple[str, ...] = ()  # their tasks form the transfer split (tasks.splits.separate_transfer)
     round_key: str = "0"  # the round every task is stamped with (Task.round)
+    # The share of a round's plans that are workflows (tasks.workflows); the rest are walks. A library no pattern
+    # fits gets walks only.
+    workflow_share: float = WORKFLOW_SHARE
 
 
 # A worker also gets the whole library, packed (~1 s more than a build worker): worth it from this many plans.
@@ -100,10 +109,12 @@ def generate_packed_tasks(specs: Iterable[ServiceSpec], built: Mapping[str, Buil
 
 
 def plan_round(specs: Iterable[ServiceSpec], built: Mapping[str, BuiltService], seed: int, n: int,
-               config: GenerationConfig = GenerationConfig(), graph: nx.MultiDiGraph | None = None) -> list[Plan]:
-    """A round's ``n`` plans, walked over ``graph`` (the stored one, :func:`graph_from_tables`); without it the
-    graph of the built services is computed here. Every tool it names must belong to a built service (a graph
-    older than the services would walk tools that cannot be mounted: ``ValueError``).
+               config: GenerationConfig = GenerationConfig(), graph: nx.MultiDiGraph | None = None
+               ) -> list[Plan | WorkflowDraft]:
+    """A round's ``n`` plans: ``config.workflow_share`` of them workflow drafts (:mod:`.workflows`), the rest walked
+    over ``graph`` (the stored one, :func:`graph_from_tables`); without it the graph of the built services is
+    computed here. Every tool it names must belong to a built service (a graph older than the services would walk
+    tools that cannot be mounted: ``ValueError``).
 
     Only this step needs every spec as objects and the graph: a caller short of memory lets go of them before
     :func:`tasks_from_plans`, which needs only the plans and the built services (packed, :class:`.PackedLibrary`).
@@ -114,10 +125,12 @@ def plan_round(specs: Iterable[ServiceSpec], built: Mapping[str, BuiltService], 
     unbuilt = sorted({data["service_id"] for _, data in graph.nodes(data=True)} - {s.id for s in usable})
     if unbuilt:
         raise ValueError(f"the dependency graph names services that are not built: {', '.join(unbuilt)}")
-    return sample_plans(graph, usable, seed, n, config.walk)
+    drafts = draft_workflows({s.id: s for s in usable}, {s.id: built[s.id].implementation for s in usable}, seed,
+                             round(n * config.workflow_share))
+    return [*sample_plans(graph, usable, seed, n - len(drafts), config.walk), *drafts]
 
 
-def tasks_from_plans(plans: list[Plan], built: Mapping[str, BuiltService], seed: int,
+def tasks_from_plans(plans: list[Plan | WorkflowDraft], built: Mapping[str, BuiltService], seed: int,
                      config: GenerationConfig = GenerationConfig(), writer: InstructionWriter | None = None,
                      pool: RuntimePool | None = None, workers: int = 1, backends: BackendRecipe | None = None
                      ) -> tuple[list[PackedTask], list[QuarantinedTask]]:
@@ -181,7 +194,7 @@ def _with_transfer(tasks: list[PackedTask], transfer_services: tuple[str, ...]) 
     return [p if head.split == p.head.split else p.updated(split=head.split) for p, head in zip(tasks, heads, strict=True)]
 
 
-def _task_from_plan(plan: Plan, built: Mapping[str, BuiltService], seed: int, config: GenerationConfig,
+def _task_from_plan(plan: Plan | WorkflowDraft, built: Mapping[str, BuiltService], seed: int, config: GenerationConfig,
                     writer: InstructionWriter | None, pool: RuntimePool) -> PackedTask | QuarantinedTask:
     """The gated task of one plan, packed, or why it has none."""
     seed_for_task = task_seed(seed, plan)
@@ -192,11 +205,20 @@ def _task_from_plan(plan: Plan, built: Mapping[str, BuiltService], seed: int, co
         return task_world(task, built, pool)
 
     try:
-        task = instantiate_task(plan, built, seed_for_task, split, runtime_for, writer, config.task)
-    except (TaskGenerationError, PlanExecutionError) as exc:
+        if isinstance(plan, WorkflowDraft):
+            task = instantiate_workflow(plan, specs_by_id(built), seed_for_task, split, runtime_for,
+                                        config.task.rows_per_entity, config.task.today,
+                                        (config.task.min_distractors, config.task.max_distractors))
+        else:
+            task = instantiate_task(plan, built, seed_for_task, split, runtime_for, writer, config.task)
+    except (TaskGenerationError, PlanExecutionError, WorkflowTaskError) as exc:
         return QuarantinedTask(task_id=task_id, plan_hash=plan.plan_hash(), stage="instantiate", reason=str(exc))
     except Exception as exc:  # noqa: BLE001 - a defect this plan exposes must not cost the round
         return _unexpected(plan, task_id, exc)
+    defects = task_defects(task)
+    if defects:  # what no person would ask for: a backdated creation, a look-up of what it was given...
+        return QuarantinedTask(task_id=task_id, plan_hash=plan.plan_hash(), stage="instantiate",
+                               reason="defects: " + ", ".join(defects))
     try:
         result = self_test(task, runtime_for(task))
     except Exception as exc:  # noqa: BLE001 - as above
@@ -210,7 +232,7 @@ def _task_from_plan(plan: Plan, built: Mapping[str, BuiltService], seed: int, co
                            reason="; ".join(result.reasons), task=task)
 
 
-def _unexpected(plan: Plan, task_id: str, error: Exception) -> QuarantinedTask:
+def _unexpected(plan: Plan | WorkflowDraft, task_id: str, error: Exception) -> QuarantinedTask:
     return QuarantinedTask(task_id=task_id, plan_hash=plan.plan_hash(), stage="error",
                            reason=f"{type(error).__name__}: {error}"[:2000])
 
@@ -231,7 +253,7 @@ def _in_workers(plans: list[Plan], built: Mapping[str, BuiltService], seed: int,
             for plan, outcome in zip(plans, outcomes, strict=True)]
 
 
-def _lost(plan: Plan, seed: int, lost: WorkerLost) -> QuarantinedTask:
+def _lost(plan: Plan | WorkflowDraft, seed: int, lost: WorkerLost) -> QuarantinedTask:
     return QuarantinedTask(task_id=task_id_for(plan, task_seed(seed, plan)), plan_hash=plan.plan_hash(),
                            stage="worker", reason=f"{lost.error_type}: {lost.message}")
 
@@ -243,6 +265,6 @@ def _start_worker(built: PackedLibrary, seed: int, config: GenerationConfig,
     _WORKER.update(built=built, seed=seed, config=config, writer=backends.instruction_writer(), pool=pool)
 
 
-def _worker_task(plan: Plan) -> PackedTask | QuarantinedTask:
+def _worker_task(plan: Plan | WorkflowDraft) -> PackedTask | QuarantinedTask:
     return _task_from_plan(plan, _WORKER["built"], _WORKER["seed"], _WORKER["config"], _WORKER["writer"],
                            _WORKER["pool"])

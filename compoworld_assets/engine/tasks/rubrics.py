@@ -3,7 +3,9 @@
 Checks are declarative data (``check["op"]``):
 
 * ``record_exists`` (state, create steps): a record of ``service``/``entity`` that is not in the
-  initial state and whose fields equal ``match``;
+  initial state and whose fields equal ``match`` and, with ``mentions``, whose text in the fields
+  ``mentions["fields"]`` contains every one of ``mentions["values"]`` (a message written in the agent's
+  own words that must name the record it is about);
 * ``field_equals`` (state, update steps): record ``id`` has the ``fields`` values;
 
 (empty values — ``""``, ``{}``, ``[]``, null — are never part of ``match`` or ``fields``, and an
@@ -102,7 +104,7 @@ def build_rubric(task: Task, specs: Mapping[str, ServiceSpec], gold: GoldRun) ->
                 if name in task.report_sources else name
             criteria.append(Criterion(id=f"answer_{name}", kind="answer", description=f"reports {wording}",
                                       check=check))
-    criteria.append(_collateral_criterion(task.initial_state, gold.final_state))
+    criteria.append(collateral_criterion(task.initial_state, gold.final_state))
     return criteria
 
 
@@ -153,7 +155,8 @@ def _with(fields: dict[str, Any]) -> str:
     return f" with {_listed(fields)}" if fields else ""
 
 
-def _collateral_criterion(initial: WorldState, final: WorldState) -> Criterion:
+def collateral_criterion(initial: WorldState, final: WorldState) -> Criterion:
+    """Every change from ``initial`` to ``final`` is allowed, and nothing else."""
     changes = initial.diff(final)
     changed = sorted([c.service, c.entity, c.id] for c in changes if c.kind != "added")
     added = Counter(f"{c.service}/{c.entity}" for c in changes if c.kind == "added")
@@ -199,9 +202,19 @@ def _record_exists(check: dict[str, Any], initial: WorldState, final: WorldState
     for record_id, record in sorted(_rows(final, check["service"], check["entity"]).items()):
         if record_id in before:
             continue
-        if all(same_value(value, record.get(name)) for name, value in check["match"].items()):
+        if all(same_value(value, record.get(name)) for name, value in check["match"].items()) \
+                and mentions_all(record, check.get("mentions")):
             return True, f"found {record_id}"
-    return False, f"no {'new ' if check.get('new') else ''}{check['entity']} matches {check['match']}"
+    wanted = check["match"] if not check.get("mentions") else {**check["match"], "mentions": check["mentions"]["values"]}
+    return False, f"no {'new ' if check.get('new') else ''}{check['entity']} matches {wanted}"
+
+
+def mentions_all(record: dict[str, Any], mentions: dict[str, Any] | None) -> bool:
+    """Whether the record's ``mentions["fields"]`` together contain each of ``mentions["values"]`` (casefolded)."""
+    if not mentions:
+        return True
+    text = _text(" ".join(str(record.get(name) or "") for name in mentions["fields"]))
+    return all(_text(str(value)) in text for value in mentions["values"])
 
 
 def _field_equals(check: dict[str, Any], initial: WorldState, final: WorldState,

@@ -1,0 +1,862 @@
+"""From a workflow draft to a gated-ready task: a seeded world shaped so the decision has one right answer, the
+plan a careful colleague would follow, the rubric that checks the right branch and forbids the wrong one, and
+the request as that colleague would receive it.
+
+The world is the task's seeded world (:func:`~compoworld_assets.engine.library.seeding.seed_world`) with a few
+records set so the pattern's decision is fixed by the data: statuses, amounts and dates of the cases, a policy
+record in the rulebook (and, for a latest-wins rule, an older version of it that says otherwise), the project
+an approval goes to. Steps are run on the task's runtime as they are added, so a later step reads the earlier
+ones' actual results (``items[k]`` is where the chosen record really came back). Values the agent writes in its
+own words (a message's subject and body, the time it is sent) are ``free`` bindings: the rubric checks only the
+facts they must mention (the record's label) and the gate does not mutate them.
+"""
+
+from __future__ import annotations
+
+import random
+from collections.abc import Callable, Mapping
+from dataclasses import asdict, dataclass, field
+from datetime import date, timedelta
+from typing import Any
+
+from compoworld_assets.engine.canonical import content_hash
+from compoworld_assets.engine.library.builder import plural_of
+from compoworld_assets.engine.library.intents import entity_noun, field_words, intent_for
+from compoworld_assets.engine.library.population import Person, Population
+from compoworld_assets.engine.library.seeding import seed_world
+from compoworld_assets.engine.runtime.state import WorldState
+from compoworld_assets.engine.specs.model import ServiceSpec
+from compoworld_assets.engine.tasks.instantiate import task_id_for
+from compoworld_assets.engine.tasks.model import ArgBinding, Criterion, Plan, PlanStep, Split, Task, Trap
+from compoworld_assets.engine.tasks.plan_exec import Unresolved, WorldRuntimeLike, resolve
+from compoworld_assets.engine.tasks.workflows import patterns as words_for
+from compoworld_assets.engine.tasks.workflows.casting import (
+    CaseKind,
+    Channel,
+    FollowUp,
+    Rulebook,
+    Slot,
+    Witness,
+)
+from compoworld_assets.engine.types import entity_ref
+
+COLLATERAL_RULE = "Change only what this request needs; leave every other record exactly as it is."
+MIN_ROWS = 6
+COUNTS = {2: "two", 3: "three", 4: "four", 5: "five"}
+
+
+class WorkflowError(RuntimeError):
+    """The draft cannot become a task in its world (too few records, a step the service refused...)."""
+
+
+@dataclass(frozen=True)
+class WorkflowDraft:
+    """One pattern over one choice of parts, at one intended level; ``variant`` tells drafts of the same parts
+    apart (each gets its own world seed through the task id)."""
+
+    pattern: str
+    level: str
+    case: CaseKind
+    channel: Channel
+    rulebook: Rulebook | None
+    follow_up: FollowUp | None
+    variant: int
+    witness: Witness | None = None
+
+    @property
+    def services(self) -> list[str]:
+        parts = [self.case.service, self.channel.service]
+        parts += [part.service for part in (self.rulebook, self.follow_up, self.witness) if part is not None]
+        return sorted(set(parts))
+
+    def plan_hash(self) -> str:
+        parts = [asdict(part) if part is not None else None for part in (self.rulebook, self.follow_up)]
+        parts += [asdict(self.witness)] if self.witness is not None else []  # drafts without one hash as before
+        return content_hash(["workflow", self.pattern, self.level, asdict(self.case), asdict(self.channel), *parts,
+                             self.variant])
+
+
+@dataclass
+class Built:
+    """What a pattern builder hands back besides the steps the scene ran."""
+
+    request: str
+    report: dict[str, tuple[ArgBinding, str]]  # key → (where its value comes from, what it is in words)
+    criteria: list[Criterion]
+    traps: list[tuple[Trap, Criterion]] = field(default_factory=list)
+    decisions: int = 1
+    rules: int = 0
+    capabilities: tuple[str, ...] = ()
+
+
+class Scene:
+    """The task's world while it is shaped, then the runtime its steps run on as they are added."""
+
+    def __init__(self, draft: WorkflowDraft, specs: Mapping[str, ServiceSpec], seed: int, rows: int,
+                 today: str) -> None:
+        self.draft = draft
+        self.specs = specs
+        self.seed = seed
+        self.today = date.fromisoformat(today)
+        self.rng = random.Random(f"workflow:{seed}:{draft.plan_hash()}")
+        self.population = Population.generate(seed)
+        self.people = {p.email.casefold(): p for p in self.population.everyone()}
+        world = seed_world([specs[s] for s in draft.services], seed, max(rows, MIN_ROWS), self.population)
+        self.world = world.snapshot()
+        self.steps: list[PlanStep] = []
+        self.results: list[dict[str, Any]] = []
+        self.runtime: WorldRuntimeLike | None = None
+
+    # -- the world, before the first step -------------------------------------------------------------------
+    def rows(self, service: str, entity: str) -> dict[str, dict[str, Any]]:
+        return self.world.services[service].tables[entity]
+
+    def insert(self, service: str, entity: str, values: dict[str, Any]) -> str:
+        """A new record of ``entity``: a copy of its first row with ``values``, under the next id."""
+        state = self.world.services[service]
+        table = state.tables[entity]
+        if not table:
+            raise WorkflowError(f"{service}/{entity} has no record to model a new one on")
+        template = table[min(table)]
+        prefix = str(template["id"]).rsplit("_", 1)[0]
+        number = state.counters.get(entity, len(table)) + 1
+        record_id = f"{prefix}_{number:04d}"
+        if record_id in table:
+            raise WorkflowError(f"{service}/{entity}: id {record_id} is taken")
+        table[record_id] = {**template, **values, "id": record_id}
+        state.counters[entity] = number
+        return record_id
+
+    def person(self, email: str) -> Person | None:
+        return self.people.get(str(email).casefold())
+
+    def staff(self, avoid: set[str], count: int) -> list[Person]:
+        pool = [p for p in self.population.staff if p.email.casefold() not in avoid]
+        if len(pool) < count:
+            raise WorkflowError("not enough colleagues outside the records involved")
+        return self.rng.sample(pool, count)
+
+    # -- steps -----------------------------------------------------------------------------------------------
+    def start(self, runtime: WorldRuntimeLike) -> None:
+        self.runtime = runtime
+        runtime.reset(self.world)
+
+    def call(self, service: str, tool: str, args: dict[str, ArgBinding]) -> int:
+        """Add a step and run it; its index."""
+        assert self.runtime is not None
+        values: dict[str, Any] = {}
+        for name, binding in args.items():
+            try:
+                values[name] = resolve(binding, list(self.results))
+            except Unresolved as exc:
+                raise WorkflowError(f"{service}.{tool} {name}: {exc}") from exc
+        result = self.runtime.call(service, tool, values)
+        if not result.get("success"):
+            raise WorkflowError(f"{service}.{tool} failed: {result.get('error', {}).get('message', '')}")
+        self.steps.append(PlanStep(index=len(self.steps), service_id=service, tool=tool, args=args))
+        self.results.append(result)
+        return len(self.steps) - 1
+
+    def position(self, step: int, record_id: str) -> int:
+        """Where record ``record_id`` came back in the items of step ``step``'s result."""
+        items = (self.results[step].get("data") or {}).get("items") or []
+        for index, item in enumerate(items):
+            if isinstance(item, dict) and item.get("id") == record_id:
+                return index
+        raise WorkflowError(f"record {record_id} is not in the result of step {step}")
+
+
+def out(step: int, path: str, type_: str | None = None) -> ArgBinding:
+    return ArgBinding(kind="step_output", step=step, path=path, type=type_)
+
+
+def given(value: Any, type_: str | None = None) -> ArgBinding:
+    return ArgBinding(kind="user_known", value=value, type=type_)
+
+
+def free(value: Any) -> ArgBinding:
+    return ArgBinding(kind="constant", value=value, free=True)
+
+
+def fixed(value: Any, type_: str | None = None) -> ArgBinding:
+    return ArgBinding(kind="constant", value=value, type=type_)
+
+
+# -- words -------------------------------------------------------------------------------------------------------
+@dataclass
+class Words:
+    """How the people in one task name things."""
+
+    noun: str
+    nouns: str
+    label: str
+    amount: str | None
+    date: str | None
+    state: str
+    service: str
+    team: str
+
+    @classmethod
+    def of(cls, scene: Scene) -> Words:
+        case = scene.draft.case
+        spec = scene.specs[case.service]
+        noun = entity_noun(spec, case.entity)
+        return cls(noun=noun, nouns=plural_of(noun), label=field_words(case.label),
+                   amount=field_words(case.amount) if case.amount else None,
+                   date=field_words(case.date) if case.date else None,
+                   state=field_words(case.target), service=spec.name, team=words_for.team_of(spec.domain))
+
+
+def _money(value: float) -> str:
+    return f"{value:,.2f}"
+
+
+def _key(text: str) -> str:
+    return "_".join(text.split()).replace("-", "_")
+
+
+# -- shaping the cases ---------------------------------------------------------------------------------------------
+def _statuses(scene: Scene) -> tuple[str, list[str]]:
+    """The status the cases to work on are in, and the others a case may be in."""
+    case = scene.draft.case
+    enum = list(scene.specs[case.service].entity(case.entity).field(case.status).enum or [])
+    if words_for.move_kind(case.target) == "advance":  # the status just before the one it moves to
+        ready = case.ready[-1]
+    else:
+        ready = scene.rng.choice(case.ready)
+    return ready, [s for s in enum if s != ready]
+
+
+def _amounts(scene: Scene, count: int) -> list[float]:
+    """``count`` distinct amounts, far enough apart that no rounding can tie two, in random order."""
+    rng = scene.rng
+    low = rng.choice((120, 300, 800, 1500))
+    values = sorted({round(low * (1 + 0.35 * i) + rng.uniform(0, low * 0.3), 2) for i in range(count)})
+    rng.shuffle(values)
+    return values
+
+
+def _dated(value: Any, day: date) -> str:
+    """``day`` in the form of ``value`` (a date, or a datetime whose time of day is kept)."""
+    text = str(value)
+    return day.isoformat() + (text[10:] if len(text) > 10 and text[10] == "T" else ("T09:00:00Z" if "T" in text else ""))
+
+
+def _day(value: Any) -> date | None:
+    try:
+        return date.fromisoformat(str(value)[:10])
+    except ValueError:
+        return None
+
+
+def _unique_labels(scene: Scene, ids: list[str]) -> None:
+    """Make the labels of ``ids`` unique in their table (a person names a record by it)."""
+    case = scene.draft.case
+    rows = scene.rows(case.service, case.entity)
+    for record_id in ids:
+        label = str(rows[record_id].get(case.label) or "").strip()
+        folded = label.casefold()
+        clash = [r for r in rows if r != record_id and (folded in (other := str(rows[r].get(case.label) or "")
+                                                                   .strip().casefold()) or other in folded)]
+        if not label or clash:
+            rows[record_id][case.label] = f"{label or scene.draft.case.entity} {record_id.rsplit('_', 1)[-1]}".strip()
+    for record_id in ids:  # no label may hide inside another (a search for it would find both)
+        label = str(rows[record_id][case.label]).casefold()
+        if any(r != record_id and label in str(rows[r].get(case.label) or "").casefold() for r in rows):
+            raise WorkflowError(f"label {rows[record_id][case.label]!r} is part of another record's")
+
+
+def _contact_of(scene: Scene, record: dict[str, Any]) -> tuple[str, Person | None]:
+    case = scene.draft.case
+    email = str(record.get(case.contact or "") or "")
+    return email, scene.person(email)
+
+
+def _first_name(person: Person | None, email: str) -> str:
+    return person.first_name if person is not None else email.split("@")[0].split(".")[0].title()
+
+
+# -- the rulebook ---------------------------------------------------------------------------------------------------
+def _policy(scene: Scene, title: str, body: str, stamp_days_ago: int) -> str:
+    book = scene.draft.rulebook
+    assert book is not None
+    values: dict[str, Any] = {book.title: title, book.body: body}
+    entity = scene.specs[book.service].entity(book.entity)
+    if book.stamp:
+        template = next(iter(scene.rows(book.service, book.entity).values()))
+        values[book.stamp] = _dated(template.get(book.stamp) or "2026-01-01T09:00:00Z",
+                                    scene.today - timedelta(days=stamp_days_ago))
+    for f in entity.fields:  # a policy people can read: published, not a draft or archived
+        if f.enum and f.name not in values:
+            published = next((v for v in f.enum if isinstance(v, str) and ("publish" in v or v == "active")), None)
+            if published is not None:
+                values[f.name] = published
+    return scene.insert(book.service, book.entity, values)
+
+
+def _read_rules(scene: Scene, title: str) -> int:
+    book = scene.draft.rulebook
+    assert book is not None
+    args = {"query": given(title)} if book.by_query else {}
+    return scene.call(book.service, book.finder, args)
+
+
+def _rule_pointer(scene: Scene, title: str) -> str:
+    book = scene.draft.rulebook
+    assert book is not None
+    noun = entity_noun(scene.specs[book.service], book.entity)
+    return (f'Our {words_for.team_of(scene.specs[scene.draft.case.service].domain)} rules are in the "{title}" '
+            f"{noun} in {scene.specs[book.service].name}; they override anything I say here.")
+
+
+# -- messages ---------------------------------------------------------------------------------------------------------
+def _message(scene: Scene, to: ArgBinding, subject: str, body: str, sender: str) -> dict[str, ArgBinding]:
+    return _filled(scene, scene.draft.channel.slots, {"recipient": to, "sender": given(sender)}, subject, body)
+
+
+def _filled(scene: Scene, slots: tuple[Slot, ...], people: dict[str, ArgBinding], title: str, body: str,
+            due: str | None = None, parent: str | None = None) -> dict[str, ArgBinding]:
+    args: dict[str, ArgBinding] = {}
+    for slot in slots:
+        if slot.kind in people:
+            args[slot.parameter] = people[slot.kind]
+        elif slot.kind == "sender":
+            args[slot.parameter] = free(people["sender"].value) if "sender" in people else free(None)
+        elif slot.kind == "title":
+            args[slot.parameter] = free(title)
+        elif slot.kind == "body":
+            args[slot.parameter] = free(body)
+        elif slot.kind == "when":
+            args[slot.parameter] = free(scene.today.isoformat() + ("T09:00:00Z" if slot.value == "datetime" else ""))
+        elif slot.kind == "due":
+            args[slot.parameter] = fixed(due)
+        elif slot.kind == "parent":
+            args[slot.parameter] = fixed(parent)
+        else:
+            args[slot.parameter] = free(slot.value)
+    return {name: binding for name, binding in args.items() if binding.value is not None or binding.kind == "step_output"}
+
+
+def _mention_fields(slots: tuple[Slot, ...]) -> list[str]:
+    return sorted(s.parameter for s in slots if s.kind in ("title", "body"))
+
+
+def _sent(scene: Scene, email: str, label: str, what: str) -> Criterion:
+    channel = scene.draft.channel
+    recipient = next(s.parameter for s in channel.slots if s.kind == "recipient")
+    noun = entity_noun(scene.specs[channel.service], channel.entity)
+    return Criterion(id=f"notified_{_key(label)}_{_key(email.split('@')[0])}", kind="state",
+                     description=f"a new {noun} in {scene.specs[channel.service].name} to {email} that names {label}"
+                                 f" ({what})",
+                     check={"op": "record_exists", "service": channel.service, "entity": channel.entity,
+                            "match": {recipient: email}, "new": True,
+                            "mentions": {"fields": _mention_fields(channel.slots), "values": [label]}})
+
+
+def _moved(scene: Scene, record_id: str, label: str) -> Criterion:
+    case = scene.draft.case
+    return Criterion(id=f"moved_{record_id}", kind="state",
+                     description=f"{Words.of(scene).noun} {label} ({record_id}) is {field_words(case.target)}",
+                     check={"op": "field_equals", "service": case.service, "entity": case.entity, "id": record_id,
+                            "fields": {case.status: case.target}})
+
+
+def _untouched(scene: Scene, record_id: str, why: str, value: str | None = None) -> Criterion:
+    case = scene.draft.case
+    record = scene.world.services[case.service].tables[case.entity][record_id]
+    check = {"op": "trap_untouched", "service": case.service, "entity": case.entity, "id": record_id,
+             "record_hash": content_hash(record)}
+    if value is not None:
+        check["value"] = value
+    return Criterion(id=f"untouched_{record_id}", kind="negative", description=why, check=check)
+
+
+def _acted(scene: Scene, lookup: int, index: int) -> dict[str, ArgBinding]:
+    case = scene.draft.case
+    return {case.key: out(lookup, f"items[{index}].id", entity_ref(case.service, case.entity))}
+
+
+def _opener(scene: Scene, me: Person) -> str:
+    rng = scene.rng
+    title = rng.choice(words_for.ROLE_TITLES)
+    return (f"{rng.choice(words_for.GREETINGS)}, it's {me.full_name} ({me.email}), {Words.of(scene).team} "
+            f"{title} at {scene.population.home_company.name}.")
+
+
+def reconcile(scene: Scene) -> Built:
+    """Cases in one status whose record in another service (a witness referring to them by id) says the work is
+    done are moved on; one whose witness says otherwise stays; a manager gets the list."""
+    draft, rng, case, witness = scene.draft, scene.rng, scene.draft.case, scene.draft.witness
+    assert witness is not None
+    w = Words.of(scene)
+    rows, seen = scene.rows(case.service, case.entity), scene.rows(witness.service, witness.entity)
+    ids, seen_ids = sorted(rows), sorted(seen)
+    ready, others = _statuses(scene)
+    n = {"easy": 2, "medium": 3, "hard": 4}[draft.level]
+    if len(ids) < n + 3 or len(seen_ids) < n + 2:
+        raise WorkflowError("too few records to reconcile")
+    picked = rng.sample(ids, n + 2)
+    settled, unsettled = sorted(picked[:n]), picked[n]
+    for record_id in ids:
+        rows[record_id][case.status] = ready if record_id in picked else rng.choice(others)
+    enum = scene.specs[witness.service].entity(witness.entity).field(witness.status).enum or []
+    open_states = [v for v in enum if v != witness.done]
+    elsewhere = [r for r in ids if r not in picked]
+    witnessing = rng.sample(seen_ids, n + 1)
+    for seen_id in seen_ids:
+        record = seen[seen_id]
+        if seen_id in witnessing:
+            index = witnessing.index(seen_id)
+            record[witness.ref] = (settled + [unsettled])[index]
+            record[witness.status] = witness.done if index < n else rng.choice(open_states)
+        elif record.get(witness.ref) in picked or record.get(witness.status) == witness.done:
+            record[witness.ref] = rng.choice(elsewhere)
+    _unique_labels(scene, settled + [unsettled])
+    me, boss = scene.staff(set(), 2)
+    witness_spec = scene.specs[witness.service]
+    witness_noun = entity_noun(witness_spec, witness.entity)
+    cases = _open_cases(scene, None, ready)
+    scene.call(witness.service, witness.lister, {witness.status: given(witness.done)} if witness.status_filter else {})
+    labels = [str(rows[r][case.label]) for r in settled]
+    criteria: list[Criterion] = []
+    for record_id, label in zip(settled, labels, strict=True):
+        scene.call(case.service, case.action, _acted(scene, cases, scene.position(cases, record_id)))
+        criteria.append(_moved(scene, record_id, label))
+    criteria.append(_summary(scene, boss, me, f"{w.service} reconciled with {witness_spec.name}",
+                             f"Hi {boss.first_name}, {w.service} now matches {witness_spec.name}: "
+                             f"{', '.join(labels)} are {w.state}. {me.full_name}", labels))
+    kind = words_for.move_kind(case.target)
+    reason = scene.rng.choice(words_for.REASONS[("reconcile", "advance" if kind == "advance" else "close")]).format(
+        witness=witness_spec.name, service=w.service, nouns=w.nouns, period=rng.choice(words_for.PERIODS))
+    request = (f"{_opener(scene, me)} {reason} Every {field_words(ready)} {w.noun} in {w.service} whose "
+               f"{witness_noun} in {witness_spec.name} is {field_words(witness.done)} should be {w.state}: "
+               f"{_verb(scene, 'each of them')}, and leave the others as they are. Once they're done, send "
+               f"{boss.full_name} ({boss.email}) one summary from my address listing their {w.label}s. "
+               f"{rng.choice(words_for.SIGN_OFFS)}")
+    report = {"count": (fixed(len(settled)), f"how many {w.nouns} you marked {w.state}")}
+    if case.amount:
+        report[_key(f"combined {w.amount}")] = (fixed(round(sum(rows[r][case.amount] for r in settled), 2)),
+                                               f"their combined {w.amount}")
+    built = Built(request, report, criteria, decisions=n + 1, rules=0,
+                  capabilities=("cross-env-constraint",))
+    criterion = _untouched(scene, unsettled, f"leaves {w.noun} {rows[unsettled][case.label]} as it is: its "
+                           f"{witness_noun} is not {field_words(witness.done)}")
+    extra = PlanStep(index=len(scene.steps), service_id=case.service, tool=case.action,
+                     args=_acted(scene, cases, scene.position(cases, unsettled)))
+    built.traps.append((Trap(kind="unmatched", rule=f"its {witness_noun} in {witness_spec.name} is not "
+                             f"{field_words(witness.done)}", criterion_id=criterion.id,
+                             wrong_plan=Plan(steps=[*scene.steps, extra])), criterion))
+    return built
+
+
+def _reason(scene: Scene, pattern: str, **values: str) -> str:
+    kind = words_for.move_kind(scene.draft.case.target)
+    kind = kind if kind != "hold" else "stop"
+    w = Words.of(scene)
+    text = scene.rng.choice(words_for.REASONS[(pattern, kind)])
+    return text.format(noun=w.noun, nouns=w.nouns, day=scene.rng.choice(words_for.DAYS),
+                       period=scene.rng.choice(words_for.PERIODS), **values)
+
+
+def _verb(scene: Scene, subject: str) -> str:
+    case = scene.draft.case
+    spec = scene.specs[case.service]
+    return intent_for(spec, spec.tool(case.action)).phrase(subject)
+
+
+def _notice(scene: Scene, first: str, label: str, why: str, me: Person) -> str:
+    w = Words.of(scene)
+    return scene.rng.choice(words_for.NOTICES).format(first=first, noun=w.noun, label=label, state=w.state,
+                                                      why=why, me=me.full_name)
+
+
+# -- patterns ---------------------------------------------------------------------------------------------------------
+def _house_rules(scene: Scene) -> str:
+    return f"{Words.of(scene).team.title().removeprefix('The ')} house rules"
+
+
+def _freeze(scene: Scene, held: str, title: str) -> str:
+    """A policy in the rulebook that freezes everything concerning the person of case ``held``; their email."""
+    rows = scene.rows(scene.draft.case.service, scene.draft.case.entity)
+    held_email, held_person = _contact_of(scene, rows[held])
+    who = held_person.full_name if held_person else held_email
+    company = f" of {held_person.company}" if held_person else ""
+    _policy(scene, title, f"Frozen accounts: everything concerning {who}{company} ({held_email}) is on hold while "
+            f"their dispute is open. Do not change any of their {Words.of(scene).nouns} and do not write to them "
+            f"until legal clears it. Everyone else is handled as usual.", scene.rng.randint(3, 30))
+    return held_email
+
+
+def _open_cases(scene: Scene, title: str | None, ready: str) -> int:
+    """Start the steps: read the house rules (when the task has them), then list the cases in ``ready``; the
+    list's step."""
+    scene.start(scene.runtime_for(scene))
+    if title is not None:
+        _read_rules(scene, title)
+    case = scene.draft.case
+    return scene.call(case.service, case.lister, {case.status: given(ready)} if case.status_filter else {})
+
+
+def _summary(scene: Scene, boss: Person, me: Person, subject: str, text: str, labels: list[str]) -> Criterion:
+    """Send ``boss`` the summary (a step) and the criterion that it names every one of ``labels``."""
+    scene.call(scene.draft.channel.service, scene.draft.channel.tool,
+               _message(scene, given(boss.email, "email"), subject, text, me.email))
+    check = _sent(scene, boss.email, labels[0], "the summary")
+    check.check["mentions"]["values"] = labels
+    check.description = f"a summary to {boss.email} that names {', '.join(labels)}"
+    return check
+
+
+def priority_pick(scene: Scene) -> Built:
+    """Rank the cases in one status by amount (largest) or date (earliest), skip the one the rules freeze, act on
+    the top one left (the top four, at the hard level, with a summary to a manager) and tell each person
+    concerned."""
+    draft, rng, case = scene.draft, scene.rng, scene.draft.case
+    w = Words.of(scene)
+    rows = scene.rows(case.service, case.entity)
+    ids = sorted(rows)
+    ready, others = _statuses(scene)
+    by_amount = case.amount is not None and (case.date is None or rng.random() < 0.65)
+    ruled = draft.rulebook is not None
+    top = 4 if draft.level == "hard" else 1
+    chosen = sorted(rng.sample(ids, min(len(ids) - 1, {"easy": 3, "medium": 4, "hard": 6}[draft.level])))
+    if len(chosen) < top + 2:
+        raise WorkflowError("too few cases to rank")
+    for record_id in ids:
+        rows[record_id][case.status] = ready if record_id in chosen else rng.choice(others)
+    if by_amount:
+        for record_id, value in zip(ids, _amounts(scene, len(ids)), strict=True):
+            rows[record_id][case.amount] = value
+        order = sorted(chosen, key=lambda r: -rows[r][case.amount])
+        rank = f"largest {w.amount}"
+    else:
+        start = scene.today - timedelta(days=rng.randint(40, 90))
+        for record_id, offset in zip(ids, rng.sample(range(35), len(ids)), strict=True):
+            rows[record_id][case.date] = _dated(rows[record_id].get(case.date) or "2026-01-01",
+                                                start + timedelta(days=offset))
+        order = sorted(chosen, key=lambda r: rows[r][case.date])
+        rank = f"earliest {w.date}"
+    held = order[rng.randrange(top)] if ruled else None
+    winners = [r for r in order if r != held][:top]
+    _unique_labels(scene, chosen)
+    emails = {r: _contact_of(scene, rows[r])[0] for r in chosen}
+    mine = [emails[r].casefold() for r in winners + ([held] if held else [])]
+    if not all(mine) or len(set(mine)) != len(mine):
+        raise WorkflowError("the cases do not concern distinct people")
+    me, boss = scene.staff(set(mine), 2)
+    title = _house_rules(scene)
+    if ruled and held is not None:
+        _freeze(scene, held, title)
+    lookup = _open_cases(scene, title if ruled else None, ready)
+    contact_words = field_words(case.contact or "").removesuffix("email").strip() or "person it concerns"
+    criteria: list[Criterion] = []
+    labels = [str(rows[r][case.label]) for r in winners]
+    for record_id, label in zip(winners, labels, strict=True):
+        k = scene.position(lookup, record_id)
+        scene.call(case.service, case.action, _acted(scene, lookup, k))
+        first = _first_name(scene.person(emails[record_id]), emails[record_id])
+        why = rng.choice(("We are working through our list by priority and yours came first.",
+                          "This was the next item on our priority list.", ""))
+        message = _message(scene, out(lookup, f"items[{k}].{case.contact}", "email"),
+                           f"{w.noun.capitalize()} {label}", _notice(scene, first, label, why, me), me.email)
+        scene.call(draft.channel.service, draft.channel.tool, message)
+        criteria += [_moved(scene, record_id, label), _sent(scene, emails[record_id], label, f"tells the {contact_words}")]
+    rule = f" {_rule_pointer(scene, title)}" if ruled else ""
+    value_key = _key(w.amount if by_amount else w.date or "date")
+    value_field = case.amount if by_amount else case.date
+    k = scene.position(lookup, winners[0])
+    if top == 1:
+        ask = (f"take the one with the {rank}; {_verb(scene, 'it')}, then email the {contact_words} from my address "
+               f"so they know, naming the {w.noun} by its {w.label}.")
+        report = {_key(f"{w.noun} {w.label}"): (out(lookup, f"items[{k}].{case.label}"), f"the {w.label} of the {w.noun}"),
+                  value_key: (out(lookup, f"items[{k}].{value_field}"), f"its {w.amount if by_amount else w.date}")}
+    else:
+        criteria.append(_summary(scene, boss, me, f"Top {w.nouns}", f"Hi {boss.first_name}, the {COUNTS[top]} "
+                                 f"{w.nouns} with the {rank} are now {w.state}: {', '.join(labels)}. {me.full_name}",
+                                 labels))
+        ask = (f"take the {COUNTS[top]} with the {rank}; {_verb(scene, 'each of them')}, email each {contact_words} from my "
+               f"address so they know, naming their {w.noun} by its {w.label}, and then send {boss.full_name} "
+               f"({boss.email}) one line listing the {COUNTS[top]}.")
+        report = {_key(f"first {w.noun} {w.label}"): (out(lookup, f"items[{k}].{case.label}"),
+                                                      f"the {w.label} of the {w.noun} with the {rank} you acted on"),
+                  value_key: (out(lookup, f"items[{k}].{value_field}"), f"its {w.amount if by_amount else w.date}")}
+    request = (f"{_opener(scene, me)} {_reason(scene, 'priority_pick', rank=rank)} In {w.service}, look at our "
+               f"{field_words(ready)} {w.nouns} and {ask}{rule} {rng.choice(words_for.SIGN_OFFS)}")
+    built = Built(request, report, criteria, decisions=top + int(ruled), rules=int(ruled),
+                  capabilities=("policy-lookup", "cross-env-constraint", "disambiguation") if ruled else ())
+    if ruled and held is not None:
+        criterion = _untouched(scene, held, f"leaves the frozen {w.noun} {rows[held][case.label]} alone and never "
+                               f"writes to {emails[held]}", emails[held])
+        wrong = _swap(scene, lookup, scene.position(lookup, winners[-1]), scene.position(lookup, held))
+        built.traps.append((Trap(kind="on_hold", rule="a frozen account in the house rules",
+                                 criterion_id=criterion.id, wrong_plan=wrong), criterion))
+    return built
+
+
+def _swap(scene: Scene, lookup: int, old: int, new: int) -> Plan:
+    """The plan with every read of item ``old`` of step ``lookup`` reading item ``new`` instead."""
+    steps = []
+    for step in scene.steps:
+        args = {}
+        for name, b in step.args.items():
+            if b.kind == "step_output" and b.step == lookup and (b.path or "").startswith(f"items[{old}]"):
+                b = b.model_copy(update={"path": f"items[{new}]" + (b.path or "")[len(f"items[{old}]"):]})
+            args[name] = b
+        steps.append(step.model_copy(update={"args": args}))
+    return Plan(steps=steps)
+
+
+def sweep(scene: Scene) -> Built:
+    """Act on every case in one status whose amount is over a line, skip the one the rules freeze, send a summary,
+    report how many and their total."""
+    draft, rng, case = scene.draft, scene.rng, scene.draft.case
+    w = Words.of(scene)
+    assert case.amount is not None
+    rows = scene.rows(case.service, case.entity)
+    ids = sorted(rows)
+    ready, others = _statuses(scene)
+    ruled = draft.rulebook is not None and case.contact is not None
+    notify = draft.level == "hard" and case.contact is not None
+    n_match = {"easy": 2, "medium": 3, "hard": 4}[draft.level]
+    if len(ids) < n_match + 2 + int(ruled):
+        raise WorkflowError("too few cases for a sweep")
+    picked = rng.sample(ids, n_match + 2 + int(ruled))
+    matching, held = sorted(picked[:n_match]), (picked[n_match] if ruled else None)
+    below = picked[n_match + int(ruled):]
+    line = float(rng.choice((500, 1000, 2000, 2500, 5000)))
+    for record_id in ids:
+        rows[record_id][case.status] = ready if record_id in picked else rng.choice(others)
+        above = record_id in matching or record_id == held or (record_id not in picked and rng.random() < 0.5)
+        rows[record_id][case.amount] = round(line * (rng.uniform(1.1, 3.0) if above else rng.uniform(0.2, 0.9)), 2)
+    for record_id in below:
+        rows[record_id][case.amount] = round(line * rng.uniform(0.2, 0.9), 2)
+    _unique_labels(scene, matching + ([held] if held else []))
+    emails = {r: _contact_of(scene, rows[r])[0] for r in matching + ([held] if held else [])}
+    if held and any(emails[held].casefold() == emails[r].casefold() for r in matching):
+        raise WorkflowError("the frozen account is also one to act on")
+    me, boss = scene.staff({e.casefold() for e in emails.values()}, 2)
+    title = _house_rules(scene)
+    if ruled and held:
+        _freeze(scene, held, title)
+    lookup = _open_cases(scene, title if ruled else None, ready)
+    labels = [str(rows[r][case.label]) for r in matching]
+    criteria: list[Criterion] = []
+    for record_id, label in zip(matching, labels, strict=True):
+        k = scene.position(lookup, record_id)
+        scene.call(case.service, case.action, _acted(scene, lookup, k))
+        criteria.append(_moved(scene, record_id, label))
+        if notify:
+            first = _first_name(scene.person(emails[record_id]), emails[record_id])
+            body = _notice(scene, first, label, "It was part of our periodic review.", me)
+            scene.call(draft.channel.service, draft.channel.tool,
+                       _message(scene, out(lookup, f"items[{k}].{case.contact}", "email"),
+                                f"{w.noun.capitalize()} {label}", body, me.email))
+            criteria.append(_sent(scene, emails[record_id], label, "tells the person it concerns"))
+    total = round(sum(rows[r][case.amount] for r in matching), 2)
+    criteria.append(_summary(scene, boss, me, f"{w.nouns.capitalize()} over {_money(line)}",
+                             f"Hi {boss.first_name}, the {w.nouns} over {_money(line)} are done: {', '.join(labels)} "
+                             f"are now {w.state} ({len(labels)} in all, {_money(total)} together). {me.full_name}",
+                             labels))
+    rule = f" {_rule_pointer(scene, title)}" if ruled else ""
+    each = (f" Email each {field_words(case.contact or '').removesuffix('email').strip() or 'person concerned'} a "
+            f"short note naming their {w.noun} by its {w.label}." if notify else "")
+    request = (f"{_opener(scene, me)} {_reason(scene, 'sweep')} In {w.service}, every {field_words(ready)} {w.noun} "
+               f"with {w.amount} over {_money(line)} should be {w.state}: {_verb(scene, 'each of them')}.{each} Once "
+               f"they're done, send {boss.full_name} ({boss.email}) one summary from my address listing their "
+               f"{w.label}s.{rule} "
+               f"{rng.choice(words_for.SIGN_OFFS)}")
+    report = {"count": (fixed(len(matching)), f"how many {w.nouns} you marked {w.state}"),
+              _key(f"total {w.amount}"): (fixed(total), f"their combined {w.amount}")}
+    built = Built(request, report, criteria, decisions=len(ids) // 2 + int(ruled), rules=int(ruled),
+                  capabilities=("policy-lookup", "cross-env-constraint") if ruled else ())
+    if ruled and held:
+        criterion = _untouched(scene, held, f"leaves the frozen {w.noun} {rows[held][case.label]} alone",
+                               emails[held])
+        k = scene.position(lookup, held)
+        extra = PlanStep(index=len(scene.steps), service_id=case.service, tool=case.action, args=_acted(scene, lookup, k))
+        built.traps.append((Trap(kind="on_hold", rule="a frozen account in the house rules", criterion_id=criterion.id,
+                                 wrong_plan=Plan(steps=[*scene.steps, extra])), criterion))
+    return built
+
+
+def approval_gate(scene: Scene) -> Built:
+    """Requests to act on named cases; a limit in the rulebook (its latest version) routes each: below it the
+    case is acted on, at or above it a follow-up goes to the approver instead; each requester is told."""
+    draft, rng, case = scene.draft, scene.rng, scene.draft.case
+    book, follow = draft.rulebook, draft.follow_up
+    assert book is not None and follow is not None and case.amount is not None and case.contact is not None
+    w = Words.of(scene)
+    rows = scene.rows(case.service, case.entity)
+    ids = sorted(rows)
+    ready, _ = _statuses(scene)
+    count = 3 if draft.level == "hard" else 1
+    revised = book.stamp is not None and draft.level != "easy"
+    requests = sorted(rng.sample(ids, count))
+    limit = float(rng.choice((1000, 2000, 2500, 5000)))
+    routes = [rng.random() < 0.5 for _ in requests] if count == 1 else rng.sample([True, False, rng.random() < 0.5], 3)
+    for record_id, needs in zip(requests, routes, strict=True):
+        rows[record_id][case.status] = ready
+        rows[record_id][case.amount] = round(limit * (rng.uniform(1.05, 1.8) if needs else rng.uniform(0.3, 0.95)), 2)
+    _unique_labels(scene, requests)
+    emails = {r: _contact_of(scene, rows[r])[0] for r in requests}
+    if len({e.casefold() for e in emails.values()}) != count:
+        raise WorkflowError("two requests come from one person")
+    me, approver, former = scene.staff({e.casefold() for e in emails.values()}, 3)
+    days = rng.randint(2, 5)
+    due = (scene.today + timedelta(days=days)).isoformat()
+    follow_spec = scene.specs[follow.service]
+    follow_noun = entity_noun(follow_spec, follow.entity)
+    parent_id = parent_label = None
+    where = ""
+    if follow.parent_lister:
+        parent = next(s for s in follow.slots if s.kind == "parent")
+        parent_rows = scene.rows(follow.service, parent.parent or "")
+        parent_id = rng.choice(sorted(parent_rows))
+        parent_label = f"{w.team.title().removeprefix('The ')} approvals"
+        parent_rows[parent_id][follow.parent_label or ""] = parent_label
+        where = f' in the "{parent_label}" {entity_noun(follow_spec, parent.parent or "")}'
+    has_due = any(s.kind == "due" for s in follow.slots)
+    due_words = f", due {days} days from the day you open it" if has_due else ""
+    title = f"{w.noun.capitalize()} approval limits"
+    rule = (f"{w.nouns.capitalize()} with {w.amount} of {_money(limit)} or more may not be {w.state} directly. Open a "
+            f"{follow_noun}{where} in {follow_spec.name} assigned to {approver.full_name} ({approver.email}) that names "
+            f"the {w.noun} by its {w.label}{due_words}, and tell the requester it is awaiting approval. Below the limit, "
+            f"go ahead.")
+    if revised:
+        _policy(scene, title, f"{w.nouns.capitalize()} with {w.amount} of {_money(limit * 2)} or more need "
+                f"{former.full_name} ({former.email}) to approve them; open a {follow_noun} for them. Below that, go "
+                f"ahead.", rng.randint(60, 200))
+    _policy(scene, title, rule, rng.randint(1, 20))
+    scene.start(scene.runtime_for(scene))
+    _read_rules(scene, title)
+    parents = scene.call(follow.service, follow.parent_lister, {}) if follow.parent_lister else None
+    search = next((t.name for t in scene.specs[case.service].tools if t.entity == case.entity
+                   and t.effect.value == "search" and t.required_parameters() == ["query"]), None)
+    criteria: list[Criterion] = []
+    traps: list[tuple[Trap, Criterion]] = []
+    told: list[str] = []
+    for record_id, needs in zip(requests, routes, strict=True):
+        label = str(rows[record_id][case.label])
+        lookup = scene.call(case.service, search, {"query": given(label)}) if search else \
+            scene.call(case.service, case.lister, {})
+        k = scene.position(lookup, record_id)
+        direct = PlanStep(index=len(scene.steps), service_id=case.service, tool=case.action,
+                          args=_acted(scene, lookup, k))
+        people = {"assignee": given(approver.email, "email"), "sender": given(me.email)}
+        ask_args = _filled(scene, follow.slots, people, f"Approval needed: {w.noun} {label}",
+                           f"{w.noun.capitalize()} {label} ({w.amount} {_money(rows[record_id][case.amount])}) was "
+                           f"requested to be {w.state}; it is over the {_money(limit)} limit.", due,
+                           out(parents, f"items[{scene.position(parents, parent_id)}].id") if parents is not None and
+                           parent_id else None)
+        if parents is not None and parent_id:
+            slot = next(s for s in follow.slots if s.kind == "parent")
+            ask_args[slot.parameter] = out(parents, f"items[{scene.position(parents, parent_id)}].id",
+                                           entity_ref(follow.service, slot.parent or ""))
+        ask = PlanStep(index=len(scene.steps), service_id=follow.service, tool=follow.tool, args=ask_args)
+        if needs:
+            scene.call(follow.service, follow.tool, ask_args)
+            criteria.append(_asked(scene, approver.email, label, due if has_due else None, parent_id))
+            criterion = _untouched(scene, record_id, f"does not make {w.noun} {label} {w.state} itself: it is over the "
+                                   f"limit and waits for approval")
+            wrong = Plan(steps=[*scene.steps[:-1], direct])
+        else:
+            scene.call(case.service, case.action, _acted(scene, lookup, k))
+            criteria.append(_moved(scene, record_id, label))
+            criterion = _no_request(scene, label)
+            wrong = Plan(steps=[*scene.steps[:-1], ask])
+        traps.append((Trap(kind="threshold", rule=f"the {_money(limit)} approval limit in the policy",
+                           criterion_id=criterion.id, wrong_plan=wrong), criterion))
+        first = _first_name(scene.person(emails[record_id]), emails[record_id])
+        body = (rng.choice(words_for.PENDING).format(first=first, noun=w.noun, label=label, me=me.full_name) if needs
+                else _notice(scene, first, label, "That was what you asked for.", me))
+        scene.call(draft.channel.service, draft.channel.tool,
+                   _message(scene, out(lookup, f"items[{k}].{case.contact}", "email"), f"Your {w.noun} {label}", body,
+                            me.email))
+        criteria.append(_sent(scene, emails[record_id], label, "tells the requester where it stands"))
+        person = scene.person(emails[record_id])
+        told.append(f"{person.full_name if person else emails[record_id]} asked us to {_verb(scene, f'{w.noun} {label}')}")
+    asks = "; ".join(told[:-1]) + ("; and " if count > 1 else "") + told[-1]
+    revised_words = " (it has been revised over time: the most recent version is the one that counts)" if revised else ""
+    request = (f"{_opener(scene, me)} {_reason(scene, 'approval_gate')} {asks[0].upper() + asks[1:]}. Please handle "
+               f"{'each request' if count > 1 else 'it'} under our approval policy, the \"{title}\" "
+               f"{entity_noun(scene.specs[book.service], book.entity)} in {scene.specs[book.service].name}"
+               f"{revised_words}, and email {'each requester' if count > 1 else 'them'} from my address to say where "
+               f"their request stands, naming the {w.noun} by its {w.label}. {rng.choice(words_for.SIGN_OFFS)}")
+    if count == 1:
+        record_id = requests[0]
+        report = {"needs_approval": (fixed(routes[0]), f"whether the {w.noun} needed approval (true or false)"),
+                  _key(w.amount or "amount"): (fixed(rows[record_id][case.amount]), f"its {w.amount}")}
+    else:
+        report = {"sent_for_approval": (fixed(sum(routes)), "how many requests went to approval"),
+                  _key(f"total {w.amount} {w.state}"): (
+                      fixed(round(sum(rows[r][case.amount] for r, n in zip(requests, routes, strict=True) if not n), 2)),
+                      f"the combined {w.amount} of the {w.nouns} you marked {w.state} yourself")}
+    built = Built(request, report, criteria, decisions=count + int(revised), rules=1,
+                  capabilities=("disambiguation",) if revised else ())
+    built.traps = traps
+    return built
+
+
+def _asked(scene: Scene, approver: str, label: str, due: str | None, parent: str | None) -> Criterion:
+    follow = scene.draft.follow_up
+    assert follow is not None
+    match: dict[str, Any] = {next(s.parameter for s in follow.slots if s.kind == "assignee"): approver}
+    if due is not None:
+        match[next(s.parameter for s in follow.slots if s.kind == "due")] = due
+    if parent is not None:
+        match[next(s.parameter for s in follow.slots if s.kind == "parent")] = parent
+    noun = entity_noun(scene.specs[follow.service], follow.entity)
+    return Criterion(id=f"approval_asked_{_key(label)}", kind="state",
+                     description=f"a new {noun} in {scene.specs[follow.service].name} for {approver} that names {label}"
+                                 + (f", due {due}" if due else ""),
+                     check={"op": "record_exists", "service": follow.service, "entity": follow.entity, "match": match,
+                            "new": True, "mentions": {"fields": _mention_fields(follow.slots), "values": [label]}})
+
+
+def _no_request(scene: Scene, label: str) -> Criterion:
+    follow = scene.draft.follow_up
+    assert follow is not None
+    noun = entity_noun(scene.specs[follow.service], follow.entity)
+    return Criterion(id=f"no_approval_{_key(label)}", kind="negative",
+                     description=f"opens no approval {noun} for {label}: it is under the limit",
+                     check={"op": "no_new_record", "service": follow.service, "entity": follow.entity, "match": {},
+                            "mentions": {"fields": _mention_fields(follow.slots), "values": [label]}})
+
+
+BUILDERS: dict[str, Callable[[Scene], Built]] = {
+    "priority_pick": priority_pick, "sweep": sweep, "approval_gate": approval_gate, "reconcile": reconcile,
+}
+
+
+def draft_world(draft: WorkflowDraft, specs: Mapping[str, ServiceSpec], seed: int, rows: int,
+                today: str) -> Scene:
+    return Scene(draft, specs, seed, rows, today)
+
+
+def build_task(draft: WorkflowDraft, specs: Mapping[str, ServiceSpec], seed: int, split: Split,
+               runtime_for: Callable[[Task], WorldRuntimeLike], rows: int, today: str,
+               distractors: list[str]) -> tuple[Task, Built]:
+    """The task of ``draft`` (its rubric still without the collateral and answer criteria, which need the gold
+    run) and what its builder reported."""
+    scene = Scene(draft, specs, seed, rows, today)
+    task_id = task_id_for(draft, seed)  # type: ignore[arg-type]  (a draft has a plan hash, as a walk does)
+
+    def mount(s: Scene) -> WorldRuntimeLike:
+        shell = Task(task_id=task_id, seed=seed, domain="", services=draft.services, initial_state=s.world,
+                     instruction="", plan=Plan(steps=[]), rubric=[])
+        return runtime_for(shell)
+
+    scene.runtime_for = mount  # type: ignore[attr-defined]
+    built = BUILDERS[draft.pattern](scene)
+    keys = list(built.report)
+    wanted = ", ".join(f"{key} ({what})" for key, (_, what) in built.report.items())
+    instruction = (f"Today is {today}. {built.request}\n\nWhen you are done, reply with a JSON object with exactly the "
+                   f"keys {', '.join(keys)}: {wanted}.")
+    initial = WorldState(services={sid: s for sid, s in scene.world.services.items()})
+    task = Task(task_id=task_id, seed=seed, split=split, domain=specs[draft.case.service].domain,
+                services=draft.services, distractor_services=distractors, initial_state=initial,
+                instruction=instruction, house_rules=[COLLATERAL_RULE], traps=[t for t, _ in built.traps],
+                report_fields=keys, report_sources={k: b for k, (b, _) in built.report.items()},
+                plan=Plan(steps=scene.steps), rubric=built.criteria + [c for _, c in built.traps],
+                today=today, walk_hash=draft.plan_hash())
+    return task, built

@@ -1,0 +1,156 @@
+"""The workflow patterns, as data: what a professional is handed, why, and the words around it.
+
+A pattern is written once over the parts of :mod:`.casting` (a case kind, a channel, a rulebook, a
+follow-up), never over a named API, so it applies to imported specs as it does to the built-in library.
+:mod:`.build` turns one pattern and one choice of parts into a task; this module holds only what varies by
+pattern and what is said (reasons, teams, the kinds of move a status change is).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from compoworld_assets.engine.library.wording import words
+from compoworld_assets.engine.tasks.workflows.casting import move_kind
+
+__all__ = ["LEVELS", "PATTERNS", "Pattern", "move_kind", "team_of"]
+
+LEVELS = ("easy", "medium", "hard")
+
+
+@dataclass(frozen=True)
+class Pattern:
+    """``moves``: the kinds of status change (:func:`move_kind`) the pattern reads naturally with; ``needs``:
+    the case fields it decides on (``amount``, ``contact``, ``rank``: an amount or a date); ``follow_up``: whether
+    it opens work for a colleague (an approval); ``witness``: whether it reads another system's records of the
+    same cases (a reconciliation); ``rules``: the levels at which it consults a policy in a rulebook (the policy
+    names people, so only for cases that concern someone)."""
+
+    name: str
+    summary: str
+    capabilities: tuple[str, ...]
+    moves: frozenset[str]
+    needs: frozenset[str]
+    follow_up: bool = False
+    witness: bool = False
+    rules: frozenset[str] = frozenset()
+
+
+PATTERNS: tuple[Pattern, ...] = (
+    Pattern("priority_pick", "rank the open cases, act on the top one the rules allow, tell whoever it concerns",
+            ("ranking", "sequential-dependency", "cross-env-data-flow", "notification"),
+            frozenset({"advance", "stop", "close"}), frozenset({"contact", "rank"}),
+            rules=frozenset({"medium", "hard"})),
+    Pattern("sweep", "act on every case that meets a condition, skip what the rules protect, report the total",
+            ("bulk-action", "aggregation", "sequential-dependency", "cross-env-data-flow", "notification"),
+            frozenset({"advance", "stop", "close"}), frozenset({"amount"}), rules=frozenset({"medium", "hard"})),
+    Pattern("approval_gate", "handle requests whose route depends on a limit kept in a policy: act, or ask for "
+            "approval", ("conditional", "policy-lookup", "cross-env-constraint", "sequential-dependency",
+                         "notification"),
+            frozenset({"advance", "stop", "close"}), frozenset({"amount", "contact"}), follow_up=True,
+            rules=frozenset({"easy", "medium", "hard"})),
+)
+PATTERNS += (
+    Pattern("reconcile", "bring one system in line with another that already records the work as done",
+            ("cross-env-data-flow", "cross-service-reference", "bulk-action", "aggregation", "sequential-dependency",
+             "notification"),
+            frozenset({"close", "advance"}), frozenset(), witness=True),
+)
+PATTERN_NAMES = tuple(p.name for p in PATTERNS)
+
+
+# The team a person works in, by the domain of the service their cases live in.
+TEAMS = {
+    "finance": "finance operations", "accounting": "accounting", "crm": "sales operations",
+    "support": "customer support", "travel": "the travel desk", "legal": "legal operations",
+    "it": "IT operations", "marketing": "marketing operations", "hr": "the people team",
+    "recruiting": "recruiting", "project_management": "delivery", "scheduling": "office operations",
+    "documents": "operations", "communication": "operations", "commerce": "order operations",
+    "logistics": "logistics", "expenses": "finance operations",
+}
+ROLE_TITLES = ("lead", "manager", "coordinator", "specialist", "analyst")
+
+
+def team_of(domain: str) -> str:
+    known = TEAMS.get(domain)
+    return known if known is not None else f"{' '.join(words(domain)) or 'operations'} operations"
+
+
+# Why the work is asked for. Placeholders: {noun}, {nouns}, {rank}, {day}, {period}.
+REASONS: dict[tuple[str, str], tuple[str, ...]] = {
+    ("priority_pick", "advance"): (
+        ("We only have room to push one more {noun} through before the {day} cut-off, so it has to be the one "
+        "with the {rank}."),
+        "The backlog review is on {day} and I want to show the {noun} with the {rank} is moving.",
+        "I've got capacity for exactly one {noun} this week; let's spend it on the one with the {rank}.",
+    ),
+    ("priority_pick", "stop"): (
+        "We've been told to trim spending before {day}, and the {noun} with the {rank} is the first to go.",
+        "Finance wants one {noun} off the books by {day}: the one with the {rank}.",
+        "We're over plan this quarter, so the {noun} with the {rank} has to be dealt with first.",
+    ),
+    ("priority_pick", "close"): (
+        "We're closing out the {period} numbers and I want the {noun} with the {rank} settled first.",
+        "The {day} report should show the {noun} with the {rank} as finished; everything else can wait.",
+        "Before {day} I need the {noun} with the {rank} wrapped up.",
+    ),
+    ("sweep", "close"): (
+        "Our records show several {nouns} that are finished in practice but were never updated.",
+        "We're closing the {period} books, and finished {nouns} still show as open in the reports.",
+        "Audit flagged {nouns} that should have been closed out weeks ago; I want them tidy before {day}.",
+    ),
+    ("approval_gate", "close"): (
+        "A few requests came in overnight and I'm covering the queue today.",
+        "I'm covering for a colleague this week and their requests landed on my desk.",
+    ),
+    ("sweep", "advance"): (
+        "It's our {period} clean-up and a few {nouns} have sat still for too long.",
+        "Audit asked why some {nouns} never moved on; I'd like that fixed before {day}.",
+        "We're closing the {period} books and the stragglers among the {nouns} need to move.",
+    ),
+    ("sweep", "stop"): (
+        "It's our {period} clean-up: stale {nouns} are cluttering every report.",
+        "We're closing the {period} books and old {nouns} that never went anywhere have to be retired.",
+        "Before the {day} review I want the dead weight among our {nouns} cleared out.",
+    ),
+    ("approval_gate", "advance"): (
+        "A few requests came in overnight and I'm covering the queue today.",
+        "I'm covering for a colleague this week and their requests landed on my desk.",
+        "These came in while the team was offsite, so I'm catching up on them now.",
+    ),
+    ("approval_gate", "stop"): (
+        "A few requests came in overnight and I'm covering the queue today.",
+        "Customers have been writing in since the announcement and I'm working through the requests.",
+        "These came in while the team was offsite, so I'm catching up on them now.",
+    ),
+}
+REASONS.update({
+    ("reconcile", "close"): (
+        "{witness} and {service} have drifted apart: work {witness} shows as done is still open here.",
+        "The {period} reconciliation is due and our {nouns} don't match what {witness} says.",
+        "Audit compared {service} with {witness} and found {nouns} that were never closed out.",
+    ),
+    ("reconcile", "advance"): (
+        "{witness} and {service} have drifted apart: {nouns} that are ready according to {witness} never moved on.",
+        "The {period} reconciliation is due and our {nouns} lag behind what {witness} says.",
+    ),
+})
+DAYS = ("Friday", "Thursday", "the end of the month", "Monday's review", "the quarter close")
+PERIODS = ("monthly", "quarterly", "end-of-quarter", "mid-year")
+GREETINGS = ("Hi", "Hello", "Hi there", "Morning")
+SIGN_OFFS = ("Thanks!", "Thanks a lot.", "Much appreciated.", "Thank you.")
+# A message's body, from the facts of what was done. Placeholders: {first}, {noun}, {label}, {state}, {why}, {me}.
+NOTICES = (
+    ("Hello {first}, a quick note to let you know that your {noun} {label} is now {state}. {why} "
+    "If anything looks wrong, just reply to this email. Best regards, {me}"),
+    ("Dear {first}, this is to confirm that {noun} {label} has been marked {state} today. {why} "
+    "Kind regards, {me}"),
+    ("Hi {first}, we've updated {noun} {label}: it is {state} as of today. {why} Let me know if you have "
+    "questions. {me}"),
+)
+PENDING = (
+    ("Hello {first}, thank you for your request about {noun} {label}. It needs sign-off under our approval "
+    "rules, so it is now with our approver; we'll write again as soon as it is decided. Best regards, {me}"),
+    ("Dear {first}, we have received your request regarding {noun} {label}. Because of its amount it goes "
+    "to approval first, and we'll follow up once it is signed off. Kind regards, {me}"),
+)
