@@ -35,7 +35,7 @@ def main() -> None:
         ids = {t.task_id for t in tasks}
         try:
             kept = {row[0] for row in con.execute("select distinct task_id from pipeline.verified_trajectories "
-                                                  "where policy = 'oracle'").fetchall()}
+                                                  "where passed and replay_identical").fetchall()}
         except duckdb.Error:
             kept = set()
     result = summary(tasks)

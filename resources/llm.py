@@ -6,7 +6,8 @@ env var named by ``api_key_env``), a vLLM server (``model="hosted_vllm/<name>"``
 
 Every model request the backend makes (coding agent, world model, instruction writer, LLM policy)
 gives up after ``request_timeout_s``, with the client's own retries off; the caller retries
-``max_retries`` times with a backoff doubling from ``retry_backoff_s`` and records each error.
+``max_retries`` times with a backoff doubling from ``retry_backoff_s`` and records each error, and every
+attempt of one piece of work fits in ``total_deadline_s``.
 """
 
 
@@ -36,6 +37,9 @@ class LLMResource(dg.ConfigurableResource):
     max_retries: int = Field(default=3, description="Retries after a failed (or, for the world model, invalid) answer.")
     request_timeout_s: float = Field(default=120.0, description="Seconds before one model request is abandoned.")
     retry_backoff_s: float = Field(default=2.0, description="Wait before the first retry; doubles after each.")
+    total_deadline_s: float = Field(default=600.0, description="Seconds for every attempt of one piece of model work "
+                                    "together (a call with its retries, a synthesis with its rounds, a world-model "
+                                    "answer with its repairs); each request's timeout is cut to the time left.")
 
     def settings(self) -> LLMSettings:
         return LLMSettings(**{name: getattr(self, name) for name in LLMSettings.__dataclass_fields__})

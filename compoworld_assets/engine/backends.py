@@ -33,6 +33,7 @@ class LLMSettings:
     max_retries: int = 3
     request_timeout_s: float = 120.0
     retry_backoff_s: float = 2.0
+    total_deadline_s: float = 600.0
 
 
 @dataclass(frozen=True)
@@ -65,7 +66,7 @@ class BackendRecipe:
         return RuntimePool(world_model(self.llm, self._cache_path()), self.limits)
 
     def instruction_writer(self) -> InstructionWriter:
-        return instruction_writer(self.llm)
+        return instruction_writer(self.llm, self._cache_path())
 
     def _cache_path(self) -> Path | None:
         return Path(self.world_model_cache) if self.world_model_cache else None
@@ -93,7 +94,7 @@ def synthesizer(settings: LLMSettings, executors: Callable[[str], ToolExecutor])
     return LLMSynthesizer(model=settings.model, api_base=settings.api_base, api_key_env=settings.api_key_env,
                           max_rounds=settings.max_rounds, max_retries=settings.max_retries,
                           backoff_s=settings.retry_backoff_s, request_timeout_s=settings.request_timeout_s,
-                          executor_factory=executors)
+                          total_deadline_s=settings.total_deadline_s, executor_factory=executors)
 
 
 def world_model(settings: LLMSettings, cache_path: Path | None) -> WorldModel:
@@ -109,7 +110,7 @@ def world_model(settings: LLMSettings, cache_path: Path | None) -> WorldModel:
 
         inner = LLMWorldModel(model=settings.model, api_base=settings.api_base, api_key_env=settings.api_key_env,
                               max_retries=settings.max_retries, backoff_s=settings.retry_backoff_s,
-                              request_timeout_s=settings.request_timeout_s)
+                              request_timeout_s=settings.request_timeout_s, total_deadline_s=settings.total_deadline_s)
     return inner if cache_path is None else CachedWorldModel(inner, SqliteWorldModelCache(cache_path))
 
 
@@ -123,8 +124,11 @@ def completion_kwargs(settings: LLMSettings) -> dict[str, str]:
     return kwargs
 
 
-def instruction_writer(settings: LLMSettings) -> InstructionWriter:
+def instruction_writer(settings: LLMSettings, cache_path: Path | None = None) -> InstructionWriter:
+    """The template writer offline; else the model's, bounded per request and in total, its rewrites of workflow
+    requests cached in the file at ``cache_path`` (the world model's cache file; None: not cached)."""
     from compoworld_assets.engine.tasks.instructions import LLMWriter, TemplateWriter
+    from compoworld_assets.engine.world_model.cache import SqliteWorldModelCache
 
     if settings.backend == "offline":
         return TemplateWriter()
@@ -135,6 +139,8 @@ def instruction_writer(settings: LLMSettings) -> InstructionWriter:
     from compoworld_assets.engine.rollout.llm import is_transient
 
     completion = with_retries(litellm.completion, max_retries=settings.max_retries,
-                              backoff_s=settings.retry_backoff_s, is_transient=is_transient)
-    return LLMWriter(settings.model, completion=completion, **completion_kwargs(settings),
+                              backoff_s=settings.retry_backoff_s, is_transient=is_transient,
+                              deadline_s=settings.total_deadline_s)
+    cache = SqliteWorldModelCache(cache_path) if cache_path is not None else None
+    return LLMWriter(settings.model, completion=completion, cache=cache, **completion_kwargs(settings),
                      **request_bounds(settings.request_timeout_s))

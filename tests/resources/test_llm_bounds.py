@@ -112,3 +112,36 @@ def test_one_policy_request_is_one_connection(llm, server):
         asyncio.run(llm.policy().next_message([{"role": "user", "content": "hello"}], []))
     assert type(raised.value).__name__ == "Timeout"
     assert server.connections == 1
+
+
+@pytest.fixture
+def patient_llm(server, monkeypatch) -> LLMResource:
+    """Many retries allowed, but a total deadline of about two request timeouts."""
+    monkeypatch.setenv("CW_SILENT_KEY", "none")
+    return LLMResource(backend="litellm", model="openai/silent-model", api_base=server.api_base,
+                       api_key_env="CW_SILENT_KEY", request_timeout_s=0.5, max_retries=20, retry_backoff_s=0.01,
+                       total_deadline_s=1.2, max_rounds=3)
+
+
+def test_the_total_deadline_ends_a_synthesis_before_its_retries_and_rounds_run_out(patient_llm, server, crm):
+    synthesizer = patient_llm.synthesizer(SandboxResource().executor_factory(trusted=False))
+    with pytest.raises(SynthesisError) as raised:
+        synthesizer.synthesize(crm)
+    message = str(raised.value)
+    assert "the total deadline of 1.2 s" in message
+    assert 2 <= server.connections < 20  # each request cut to the time left; no round after the deadline
+
+
+def test_the_total_deadline_ends_an_instruction_writers_call(patient_llm, server):
+    writer = patient_llm.instruction_writer()
+    with pytest.raises(ModelCallError, match="within the total deadline of 1.2 s; the last: Timeout"):
+        writer.completion(model=writer.model, messages=[{"role": "user", "content": "rewrite"}],
+                          **writer.completion_kwargs)
+    assert 2 <= server.connections < 20
+
+
+def test_the_total_deadline_ends_a_world_model_answer(patient_llm, server, crm, tmp_path):
+    world_model = patient_llm.world_model(tmp_path / "cache.sqlite")
+    result = world_model.simulate(crm, crm.tool("list_contacts"), {}, minimal_seed_state(crm, 0)).result
+    assert result["success"] is False and "the total deadline of 1.2 s" in result["error"]["message"]
+    assert 2 <= server.connections < 20

@@ -17,6 +17,7 @@ from compoworld_assets.engine.memory import release_freed_memory
 from compoworld_assets.engine.tasks.graph import graph_from_tables
 from compoworld_assets.engine.tasks.instantiate import TaskConfig
 from compoworld_assets.engine.tasks.pipeline import (
+    WORKFLOW_SHARE,
     GenerationConfig,
     packed_library,
     plan_round,
@@ -45,6 +46,8 @@ class TaskRoundConfig(dg.Config):
     rl_fraction: float = 0.3
     traps: bool = True
     instruction_style: str = "goal"
+    workflow_share: float = Field(default=WORKFLOW_SHARE, description="share of the plans that are workflow drafts "
+                                  "(docs/architecture.md, Workflows); the rest are walks")
     level_mix: dict[str, float] = Field(default_factory=dict,
                                         description="target shares of easy/medium/hard plans; empty: no target")
     workers: int = Field(default=0, description="processes turning plans into gated tasks; 0: one per core (at "
@@ -63,6 +66,7 @@ class TaskRoundConfig(dg.Config):
                             level_style="explicit" if self.instruction_style == "explicit" else "goal"),
             task=TaskConfig(traps=self.traps, instruction_style=self.instruction_style),
             heldout_fraction=self.heldout_fraction, rl_fraction=self.rl_fraction, round_key=round_key,
+            workflow_share=self.workflow_share,
         )
 
 

@@ -13,7 +13,7 @@ import time
 from collections.abc import Callable
 from typing import Any
 
-from compoworld_assets.engine.llm_requests import request_bounds
+from compoworld_assets.engine.llm_requests import CallDeadline, request_bounds
 from compoworld_assets.engine.runtime.sandbox import ALLOWED_IMPORTS
 from compoworld_assets.engine.runtime.state import ServiceState
 from compoworld_assets.engine.specs.model import ServiceSpec
@@ -57,6 +57,7 @@ class LLMSynthesizer:
         max_retries: int = 3,
         backoff_s: float = 2.0,
         request_timeout_s: float = 120.0,
+        total_deadline_s: float | None = None,
         sleep: Callable[[float], None] = time.sleep,
     ) -> None:
         if max_rounds < 1:
@@ -76,6 +77,7 @@ class LLMSynthesizer:
         self.max_retries = max_retries
         self.backoff_s = backoff_s
         self.request_timeout_s = request_timeout_s
+        self.total_deadline_s = total_deadline_s
         self.sleep = sleep
 
     def synthesize(self, spec: ServiceSpec) -> SynthesizedModule:
@@ -88,9 +90,10 @@ class LLMSynthesizer:
         log: list[str] = []
         best: tuple[int, SynthesizedModule] | None = None
         rounds = 0
+        deadline = CallDeadline(self.total_deadline_s)  # every round's every attempt together
         for number in range(1, self.max_rounds + 1):
             rounds = number
-            reply = self._complete(messages, log, number)
+            reply = self._complete(messages, log, number, deadline)
             if reply is None:
                 break
             messages.append({"role": "assistant", "content": reply})
@@ -155,21 +158,28 @@ class LLMSynthesizer:
             unimplemented_tools=sorted(t.name for t in spec.tools if not t.implementable),
         )
 
-    def _complete(self, messages: list[dict[str, str]], log: list[str], number: int) -> str | None:
-        """The model's reply text; transient errors are retried with exponential backoff (None: gave up)."""
+    def _complete(self, messages: list[dict[str, str]], log: list[str], number: int,
+                  deadline: CallDeadline) -> str | None:
+        """The model's reply text; transient errors are retried with exponential backoff while ``deadline`` leaves
+        time (None: gave up)."""
         completion = self.completion_fn or _litellm().completion
         kwargs = self._request_kwargs()
+        if deadline.passed():
+            log.append(f"round {number}: not asked: {deadline} has passed")
+            return None
         for attempt in range(self.max_retries + 1):
             try:
-                response = completion(model=self.model, messages=list(messages), **kwargs)
+                response = completion(model=self.model, messages=list(messages),
+                                      **{**kwargs, "timeout": deadline.timeout(kwargs["timeout"])})
                 return _reply_text(response)
             except Exception as exc:  # classified below: permanent errors propagate
                 if not _is_transient(exc):
                     raise
-                if attempt == self.max_retries:
-                    log.append(f"round {number}: giving up after {attempt + 1} attempts: {_brief(exc)}")
-                    return None
                 delay = self.backoff_s * 2**attempt
+                if attempt == self.max_retries or deadline.left() <= delay:
+                    within = "" if attempt == self.max_retries else f" ({deadline} leaves no time for another)"
+                    log.append(f"round {number}: giving up after {attempt + 1} attempts{within}: {_brief(exc)}")
+                    return None
                 log.append(
                     f"round {number}: transient error {_brief(exc)}; retry {attempt + 1} in {delay:g}s"
                 )

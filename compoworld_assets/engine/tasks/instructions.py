@@ -9,7 +9,9 @@ Each task has an ``instruction_style``, a difficulty level of its own:
 
 :class:`TemplateWriter` is offline and deterministic and writes each task in its style.
 :class:`LLMWriter` asks a model (through litellm, imported lazily) to rewrite that text naturally
-and falls back to it when the rewrite drops a value the agent needs.
+and falls back to it when the rewrite drops a value the agent needs. A workflow task's request is written by
+its pattern (:mod:`.workflows.build`); a writer's :meth:`revise` may rewrite it (:mod:`.rewrite`: refused,
+with the reason recorded, when it drops, adds or reveals a value; cached so reruns read the same prose).
 """
 
 from __future__ import annotations
@@ -22,6 +24,7 @@ from compoworld_assets.engine.library.wording import readable, spec_vocabulary
 from compoworld_assets.engine.specs.model import ServiceSpec
 from compoworld_assets.engine.tasks.goal import GoalWriter
 from compoworld_assets.engine.tasks.model import ArgBinding, PlanStep, Task
+from compoworld_assets.engine.tasks.rewrite import RequestRewriter
 
 REWRITE_PROMPT = (
     "Rewrite the following task as a request a user would type to an assistant that can use business "
@@ -36,6 +39,9 @@ class InstructionWriter(Protocol):
 
     def write(self, task: Task, specs: Mapping[str, ServiceSpec]) -> str:
         """The instruction for ``task`` (its plan, report fields and today's date are set)."""
+
+    def revise(self, task: Task) -> Task:
+        """A workflow task with its request rewritten, or as it is."""
 
 
 def stated_values(task: Task) -> list[str]:
@@ -58,6 +64,9 @@ class TemplateWriter:
     def write(self, task: Task, specs: Mapping[str, ServiceSpec]) -> str:
         writer = RecipeWriter() if task.instruction_style == "explicit" else GoalWriter()
         return writer.write(task, specs)
+
+    def revise(self, task: Task) -> Task:
+        return task
 
 
 class RecipeWriter:
@@ -83,18 +92,26 @@ class LLMWriter:
 
     name = "llm"
 
-    def __init__(self, model: str, completion: Callable[..., Any] | None = None,
+    def __init__(self, model: str, completion: Callable[..., Any] | None = None, cache: Any = None,
                  **completion_kwargs: Any) -> None:
         self.model = model
         self.completion = completion
+        self.cache = cache
         self.completion_kwargs = completion_kwargs
         self.template = TemplateWriter()
 
-    def write(self, task: Task, specs: Mapping[str, ServiceSpec]) -> str:
+    def _completion(self) -> Callable[..., Any]:
         if self.completion is None:
             import litellm
 
             self.completion = litellm.completion
+        return self.completion
+
+    def revise(self, task: Task) -> Task:
+        return RequestRewriter(self.model, self._completion(), self.cache, **self.completion_kwargs).revise(task)
+
+    def write(self, task: Task, specs: Mapping[str, ServiceSpec]) -> str:
+        self._completion()
         text = self.template.write(task, specs)
         response = self.completion(
             model=self.model,

@@ -209,6 +209,8 @@ def _task_from_plan(plan: Plan | WorkflowDraft, built: Mapping[str, BuiltService
             task = instantiate_workflow(plan, specs_by_id(built), seed_for_task, split, runtime_for,
                                         config.task.rows_per_entity, config.task.today,
                                         (config.task.min_distractors, config.task.max_distractors))
+            revise = getattr(writer, "revise", None)  # a model's prose, checked (tasks.rewrite), where one is set
+            task = revise(task) if revise is not None else task
         else:
             task = instantiate_task(plan, built, seed_for_task, split, runtime_for, writer, config.task)
     except (TaskGenerationError, PlanExecutionError, WorkflowTaskError) as exc:

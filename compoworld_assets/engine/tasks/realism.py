@@ -36,7 +36,7 @@ from compoworld_assets.engine.tasks.workflows.casting import TERMINAL_WORDS
 INTERNAL_ID = re.compile(r"\b[a-z][a-z0-9]*_\d{3,}\b")
 CHAIN = re.compile(r"(?:^|[.!?]\s+)Then\b|^\s*\d+\.\s", re.MULTILINE)
 PERSON = re.compile(r"\b(?:it's|this is|I'm|I am|here is|my name is)\s+[A-Z][a-z]+\s+[A-Z][a-z]+", re.IGNORECASE)
-REASON = re.compile(r"\b(?:because|so that|so they|since|before|in order to|asked|audit|review|deadline|"
+REASON = re.compile(r"\b(?:because|so that|so|since|before|in order to|asked|audit|review|deadline|is due|"
                     r"has to|have to|need to|needs to|we've been|cut-off|clean-up|covering|over plan|came in|never|"
                     r"should have|wants|told|flagged|stale)\b",
                     re.IGNORECASE)

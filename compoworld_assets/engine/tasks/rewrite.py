@@ -51,7 +51,8 @@ def hidden_values(task: Task) -> set[str]:
                   and len(str(v)) >= 3}
     for trap in task.traps:
         found |= {m.group(0).casefold() for m in re.finditer(r"[\d,]+\.\d\d", trap.rule)}
-    return found - facts(task.instruction)
+    stated = task.instruction.casefold()
+    return {value for value in found if value not in stated}
 
 
 def refusal(template: str, rewritten: str, hidden: Iterable[str]) -> str | None:

@@ -12,7 +12,7 @@ from typing import Any
 
 from compoworld_assets.engine.canonical import canonical_json
 from compoworld_assets.engine.envelope import INTERNAL_ERROR, error, ok
-from compoworld_assets.engine.llm_requests import request_bounds
+from compoworld_assets.engine.llm_requests import CallDeadline, request_bounds
 from compoworld_assets.engine.runtime.state import ServiceState
 from compoworld_assets.engine.specs.model import READ_ONLY_EFFECTS, ServiceSpec, ToolSpec
 from compoworld_assets.engine.world_model.base import missing_reference, refused_transition
@@ -118,6 +118,7 @@ class LLMWorldModel:
         *,
         backoff_s: float = 1.0,
         request_timeout_s: float = 120.0,
+        total_deadline_s: float | None = None,
         max_state_chars: int = 6000,
         completion_kwargs: dict[str, Any] | Callable[[int], dict[str, Any]] | None = None,
     ) -> None:
@@ -128,6 +129,7 @@ class LLMWorldModel:
         self.temperature = temperature
         self.backoff_s = backoff_s
         self.request_timeout_s = request_timeout_s
+        self.total_deadline_s = total_deadline_s
         self.max_state_chars = max_state_chars
         self.completion_kwargs = completion_kwargs
         self.calls: list[AttemptRecord] = []
@@ -144,12 +146,19 @@ class LLMWorldModel:
             return Simulation(result=refused)
         messages = self.messages(spec, tool, args, state)
         problem = "no attempt was made"
+        deadline = CallDeadline(self.total_deadline_s)  # every attempt and repair of this answer together
+        made = 0
         for attempt in range(self.max_retries + 1):
             if attempt:
-                time.sleep(self.backoff_s * 2 ** (attempt - 1))
+                wait = self.backoff_s * 2 ** (attempt - 1)
+                if deadline.left() <= wait:
+                    problem = f"{problem} ({deadline} leaves no time for another attempt)"
+                    break
+                time.sleep(wait)
             started = time.perf_counter()
+            made += 1
             try:
-                content = self._complete(messages, tool, attempt)
+                content = self._complete(messages, tool, attempt, deadline.timeout(self.request_timeout_s))
             except Exception as exc:  # noqa: BLE001 - any provider failure is retried, then reported
                 problem = f"{type(exc).__name__}: {exc}"
                 self._record(spec, tool, attempt, "error", problem, started)
@@ -176,7 +185,7 @@ class LLMWorldModel:
         return Simulation(result=error(
             INTERNAL_ERROR,
             f"world model {self.model} gave no valid result for {tool.name!r} after "
-            f"{self.max_retries + 1} attempts: {problem}",
+            f"{made} attempts: {problem}",
         ))
 
     def messages(
@@ -197,7 +206,7 @@ class LLMWorldModel:
         )
         return [{"role": "system", "content": SYSTEM_PROMPT}, {"role": "user", "content": prompt}]
 
-    def _complete(self, messages: list[dict[str, str]], tool: ToolSpec, attempt: int) -> str:
+    def _complete(self, messages: list[dict[str, str]], tool: ToolSpec, attempt: int, timeout_s: float) -> str:
         os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
         import litellm
 
@@ -206,7 +215,7 @@ class LLMWorldModel:
             "messages": messages,
             "temperature": self.temperature,
             "drop_params": True,
-            **request_bounds(self.request_timeout_s),
+            **request_bounds(timeout_s),
         }
         if self.api_base:
             kwargs["api_base"] = self.api_base

@@ -57,4 +57,4 @@ def test_previews_pick_by_seed_and_read_in_words(email_plan, tiny_built, runtime
     page = tasks_markdown(others, seed=1, n=3)
     assert page == tasks_markdown(others, seed=1, n=3) and page.count("### ") == 3
     assert task.instruction.splitlines()[0] in page and "*must not happen*" in page and "level **" in page
-    assert "30 tasks" in page and "goal 100%" in page
+    assert "30 tasks" in page and "walk 100%" in page

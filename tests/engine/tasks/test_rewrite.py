@@ -64,3 +64,28 @@ def test_rewrites_are_cached_by_what_was_asked():
     first = RequestRewriter("m", completion, cache).revise(_task())
     again = RequestRewriter("m", completion, cache).revise(_task())
     assert first == again and len(calls) == 1
+
+
+def test_the_task_factory_keeps_checked_rewrites_and_refuses_the_rest_through_litellm():
+    import litellm
+
+    from compoworld_assets.engine.rollout.library_world import build_library
+    from compoworld_assets.engine.tasks.instructions import LLMWriter
+    from compoworld_assets.engine.tasks.pipeline import GenerationConfig, generate_tasks
+
+    library = build_library(("invoicing", "mail", "docs", "projects", "helpdesk"))
+    specs, built = [b.spec for b in library.builds.values()], library.built
+    config = GenerationConfig(workflow_share=1.0)
+    vague = LLMWriter("openai/mock", completion=litellm.completion, mock_response="Please sort this out today.")
+    refused, _ = generate_tasks(specs, built, seed=2, n=4, config=config, writer=vague)
+    assert refused and all(t.difficulty["writer"].startswith("template (the rewrite drops") for t in refused)
+
+    def polite(**kwargs):
+        text = kwargs["messages"][0]["content"].split("\n\n", 1)[1]
+        return SimpleNamespace(choices=[SimpleNamespace(message=SimpleNamespace(
+            content="Quick one. " + text.replace("Thanks", "Many thanks")))])
+
+    kept, _ = generate_tasks(specs, built, seed=2, n=4, config=config, writer=LLMWriter("polite", completion=polite))
+    assert [t.task_id for t in kept] == [t.task_id for t in refused]
+    assert all(t.difficulty["writer"] == "polite" and t.instruction.startswith("Quick one. ") for t in kept)
+    assert [t.rubric for t in kept] == [t.rubric for t in refused]  # the rubric never depends on the prose

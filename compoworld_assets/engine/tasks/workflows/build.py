@@ -427,7 +427,8 @@ def reconcile(scene: Scene) -> Built:
                              f"{', '.join(labels)} are {w.state}. {me.full_name}", labels))
     kind = words_for.move_kind(case.target)
     reason = scene.rng.choice(words_for.REASONS[("reconcile", "advance" if kind == "advance" else "close")]).format(
-        witness=witness_spec.name, service=w.service, nouns=w.nouns, period=rng.choice(words_for.PERIODS))
+        witness=witness_spec.name, service=w.service, nouns=w.nouns, period=rng.choice(words_for.PERIODS),
+        day=rng.choice(words_for.DAYS))
     request = (f"{_opener(scene, me)} {reason} Every {field_words(ready)} {w.noun} in {w.service} whose "
                f"{witness_noun} in {witness_spec.name} is {field_words(witness.done)} should be {w.state}: "
                f"{_verb(scene, 'each of them')}, and leave the others as they are. Once they're done, send "
@@ -516,7 +517,8 @@ def priority_pick(scene: Scene) -> Built:
     rows = scene.rows(case.service, case.entity)
     ids = sorted(rows)
     ready, others = _statuses(scene)
-    by_amount = case.amount is not None and (case.date is None or rng.random() < 0.65)
+    stop = words_for.move_kind(case.target) == "stop"  # calling off: the costliest first, never the earliest
+    by_amount = case.amount is not None and (case.date is None or stop or rng.random() < 0.65)
     ruled = draft.rulebook is not None
     top = 4 if draft.level == "hard" else 1
     chosen = sorted(rng.sample(ids, min(len(ids) - 1, {"easy": 3, "medium": 4, "hard": 6}[draft.level])))
@@ -788,7 +790,7 @@ def approval_gate(scene: Scene) -> Built:
                   _key(w.amount or "amount"): (fixed(rows[record_id][case.amount]), f"its {w.amount}")}
     else:
         report = {"sent_for_approval": (fixed(sum(routes)), "how many requests went to approval"),
-                  _key(f"total {w.amount} {w.state}"): (
+                  _key(f"combined {w.amount} {w.state}"): (
                       fixed(round(sum(rows[r][case.amount] for r, n in zip(requests, routes, strict=True) if not n), 2)),
                       f"the combined {w.amount} of the {w.nouns} you marked {w.state} yourself")}
     built = Built(request, report, criteria, decisions=count + int(revised), rules=1,

@@ -11,6 +11,7 @@ import random
 from collections import Counter
 from collections.abc import Mapping
 
+from compoworld_assets.engine.library.wording import words
 from compoworld_assets.engine.specs.model import ServiceSpec
 from compoworld_assets.engine.tasks.workflows.build import WorkflowDraft
 from compoworld_assets.engine.tasks.workflows.casting import Cast, cast_library
@@ -23,10 +24,12 @@ def combinations(pattern: Pattern, cast: Cast) -> list[tuple]:
     """(case, channel, rulebook, follow-up, witness) choices that fit ``pattern``."""
     found = []
     for case in cast.cases:
-        if move_kind(case.target) not in pattern.moves:
+        if move_kind(case.target) not in pattern.moves or set(words(case.target)) & pattern.avoid:
             continue
+        # a rank is by amount or date; calling off the one with the earliest date is no reason, the costliest is
+        unranked = case.amount is None and (case.date is None or move_kind(case.target) == "stop")
         if ("amount" in pattern.needs and case.amount is None) or ("contact" in pattern.needs and case.contact is None) \
-                or ("rank" in pattern.needs and case.amount is None and case.date is None):
+                or ("rank" in pattern.needs and unranked):
             continue
         channels = [c for c in cast.channels if (c.service, c.entity) != (case.service, case.entity)]
         books = [b for b in cast.rulebooks if (b.service, b.entity) != (case.service, case.entity)]

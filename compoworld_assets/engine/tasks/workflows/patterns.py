@@ -24,7 +24,8 @@ class Pattern:
     the case fields it decides on (``amount``, ``contact``, ``rank``: an amount or a date); ``follow_up``: whether
     it opens work for a colleague (an approval); ``witness``: whether it reads another system's records of the
     same cases (a reconciliation); ``rules``: the levels at which it consults a policy in a rulebook (the policy
-    names people, so only for cases that concern someone)."""
+    names people, so only for cases that concern someone); ``avoid``: words of target statuses the pattern does
+    not read naturally with (nobody asks for their own request to be rejected)."""
 
     name: str
     summary: str
@@ -34,6 +35,7 @@ class Pattern:
     follow_up: bool = False
     witness: bool = False
     rules: frozenset[str] = frozenset()
+    avoid: frozenset[str] = frozenset()
 
 
 PATTERNS: tuple[Pattern, ...] = (
@@ -48,7 +50,9 @@ PATTERNS: tuple[Pattern, ...] = (
             "approval", ("conditional", "policy-lookup", "cross-env-constraint", "sequential-dependency",
                          "notification"),
             frozenset({"advance", "stop", "close"}), frozenset({"amount", "contact"}), follow_up=True,
-            rules=frozenset({"easy", "medium", "hard"})),
+            rules=frozenset({"easy", "medium", "hard"}),
+            avoid=frozenset({"rejected", "declined", "denied", "failed", "lost", "bounced", "churned", "expired",
+                             "overdue", "escalated", "blocked", "trash", "retired", "suspended"})),
 )
 PATTERNS += (
     Pattern("reconcile", "bring one system in line with another that already records the work as done",
@@ -96,7 +100,7 @@ REASONS: dict[tuple[str, str], tuple[str, ...]] = {
     ),
     ("sweep", "close"): (
         "Our records show several {nouns} that are finished in practice but were never updated.",
-        "We're closing the {period} books, and finished {nouns} still show as open in the reports.",
+        "We're closing the {period} books, so finished {nouns} can't keep showing as open in the reports.",
         "Audit flagged {nouns} that should have been closed out weeks ago; I want them tidy before {day}.",
     ),
     ("approval_gate", "close"): (
@@ -120,19 +124,19 @@ REASONS: dict[tuple[str, str], tuple[str, ...]] = {
     ),
     ("approval_gate", "stop"): (
         "A few requests came in overnight and I'm covering the queue today.",
-        "Customers have been writing in since the announcement and I'm working through the requests.",
+        "Requests have been piling up since the announcement, so I'm working through them today.",
         "These came in while the team was offsite, so I'm catching up on them now.",
     ),
 }
 REASONS.update({
     ("reconcile", "close"): (
-        "{witness} and {service} have drifted apart: work {witness} shows as done is still open here.",
-        "The {period} reconciliation is due and our {nouns} don't match what {witness} says.",
+        "{witness} and {service} have drifted apart, so work {witness} shows as done is still open here and skews our reports.",
+        "The {period} reconciliation is due on {day}, and it has to show our {nouns} matching what {witness} says.",
         "Audit compared {service} with {witness} and found {nouns} that were never closed out.",
     ),
     ("reconcile", "advance"): (
         "{witness} and {service} have drifted apart: {nouns} that are ready according to {witness} never moved on.",
-        "The {period} reconciliation is due and our {nouns} lag behind what {witness} says.",
+        "The {period} reconciliation is due on {day}, and it has to show our {nouns} in step with {witness}.",
     ),
 })
 DAYS = ("Friday", "Thursday", "the end of the month", "Monday's review", "the quarter close")
