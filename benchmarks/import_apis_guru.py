@@ -23,6 +23,7 @@ process tree (``peak_memory.py``: this process, its workers and their service pr
 from __future__ import annotations
 
 import argparse
+import json
 import os
 import re
 import subprocess
@@ -150,6 +151,7 @@ def build_sample(api: Path, count: int, seed: int, walks: int, time_limit_s: flo
     from compoworld_assets.engine.tasks.audit import audit_lines, audit_pool
     from compoworld_assets.engine.tasks.graph import built_services_graph
     from compoworld_assets.engine.tasks.pipeline import GenerationConfig, generate_packed_tasks, task_workers
+    from compoworld_assets.engine.tasks.realism import summary as realism_summary
     from compoworld_assets.engine.tasks.sampling import bridged_services, sample_plans
     from compoworld_assets.engine.world_model.offline import OfflineWorldModel
 
@@ -262,6 +264,13 @@ def build_sample(api: Path, count: int, seed: int, walks: int, time_limit_s: flo
             walked = sum(1 for services in plan_services.values() if sid in services)
             print(f"      {walked} plans walked it" + "".join(f"; {n} lost: {r}" for r, n in why.most_common(2)))
     print("\n".join(audit_lines(audit)))
+    unpacked = [t.unpack() for t in tasks]
+    workflows = [t for t in unpacked if "pattern" in t.difficulty]
+    own_workflows = Counter(s for t in workflows for s in set(t.services) & own)
+    print(f"workflow tasks:             {len(workflows)} ({share(sum(1 for t in workflows if set(t.services) & own), len(workflows))} "
+          f"touching an imported service; {len(own_workflows)} imported services in one)")
+    print("how the tasks read (benchmarks/task_realism.py):")
+    print(json.dumps(realism_summary(unpacked), indent=2))
     print(f"wall time:                  {wall:.0f} s (import {import_s:.0f} s, build {build_s:.0f} s, walks and "
           f"tasks {tasks_s:.0f} s, audit {audit_s:.0f} s)")
 

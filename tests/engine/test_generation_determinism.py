@@ -32,7 +32,7 @@ from compoworld_assets.engine.tasks.pipeline import GenerationConfig, generate_t
 from compoworld_assets.engine.tasks.sampling import WalkConfig, sample_plans
 from compoworld_assets.engine.world_model.offline import OfflineWorldModel
 
-GOLDEN_TASKS = "b972ff67751e4edf1009ad682149856b90f4fa2aac6c3ac1fdb25fcbb42365dd"
+GOLDEN_TASKS = "6bf0f33b23ccd10fcffa2d66f94f70e4cbe30e57600c453be5a6a6d5dd49aca5"
 GOLDEN_QUARANTINED = "6e964c53dbca3e8ba4958be91ae4a60f4b7ae13957733d20ab2c86a51396e4f3"
 
 

@@ -65,7 +65,7 @@ def test_generated_heldout_tasks_use_only_trained_services_and_transfer_tasks_ar
     from compoworld_assets.engine.tasks.pipeline import GenerationConfig
 
     library = build_library(("crm", "helpdesk", "mail", "invoicing", "calendar"))
-    tasks, _ = library.sample_tasks(30, 4, GenerationConfig(heldout_fraction=0.5, transfer_services=("calendar",)))
+    tasks, _ = library.sample_tasks(60, 4, GenerationConfig(heldout_fraction=0.5, transfer_services=("calendar",)))
     trained = {s for t in tasks if t.split == "train" for s in t.services}
     heldout = [t for t in tasks if t.split == "heldout"]
     transfer = [t for t in tasks if t.split == "transfer"]

@@ -39,7 +39,7 @@ def _make(world, draft: WorkflowDraft, seed: int = 5):
 
 def _drafts(world, pattern: str, level: str, n: int = 12) -> list[WorkflowDraft]:
     built, specs, _ = world
-    drafts = draft_workflows(specs, {s: b.implementation for s, b in built.items()}, 3, 60)
+    drafts = draft_workflows(specs, {s: b.implementation for s, b in built.items()}, 3, 160)
     return [d for d in drafts if d.pattern == pattern and d.level == level][:n]
 
 

@@ -23,7 +23,8 @@ from compoworld_assets.engine.canonical import content_hash
 from compoworld_assets.engine.library.builder import plural_of
 from compoworld_assets.engine.library.intents import entity_noun, field_words, intent_for
 from compoworld_assets.engine.library.population import Person, Population
-from compoworld_assets.engine.library.seeding import seed_world
+from compoworld_assets.engine.library.seeding import FUTURE_WORDS, seed_world
+from compoworld_assets.engine.library.wording import words
 from compoworld_assets.engine.runtime.state import WorldState
 from compoworld_assets.engine.specs.model import ServiceSpec
 from compoworld_assets.engine.tasks.instantiate import task_id_for
@@ -203,7 +204,7 @@ class Words:
         noun = entity_noun(spec, case.entity)
         return cls(noun=noun, nouns=plural_of(noun), label=field_words(case.label),
                    amount=field_words(case.amount) if case.amount else None,
-                   date=field_words(case.date) if case.date else None,
+                   date=words_for.date_phrase(case.date) if case.date else None,
                    state=field_words(case.target), service=spec.name, team=words_for.team_of(spec.domain))
 
 
@@ -220,7 +221,7 @@ def _statuses(scene: Scene) -> tuple[str, list[str]]:
     """The status the cases to work on are in, and the others a case may be in."""
     case = scene.draft.case
     enum = list(scene.specs[case.service].entity(case.entity).field(case.status).enum or [])
-    if words_for.move_kind(case.target) == "advance":  # the status just before the one it moves to
+    if words_for.move_kind(case.target) in ("advance", "close"):  # the status just before the one it moves to
         ready = case.ready[-1]
     else:
         ready = scene.rng.choice(case.ready)
@@ -582,7 +583,8 @@ def priority_pick(scene: Scene) -> Built:
         report = {_key(f"first {w.noun} {w.label}"): (out(lookup, f"items[{k}].{case.label}"),
                                                       f"the {w.label} of the {w.noun} with the {rank} you acted on"),
                   value_key: (out(lookup, f"items[{k}].{value_field}"), f"its {w.amount if by_amount else w.date}")}
-    request = (f"{_opener(scene, me)} {_reason(scene, 'priority_pick', rank=rank)} In {w.service}, look at our "
+    reasons = "priority_pick" if top == 1 else "priority_pick_batch"
+    request = (f"{_opener(scene, me)} {_reason(scene, reasons, rank=rank)} In {w.service}, look at our "
                f"{field_words(ready)} {w.nouns} and {ask}{rule} {rng.choice(words_for.SIGN_OFFS)}")
     built = Built(request, report, criteria, decisions=top + int(ruled), rules=int(ruled),
                   capabilities=("policy-lookup", "cross-env-constraint", "disambiguation") if ruled else ())
@@ -609,11 +611,10 @@ def _swap(scene: Scene, lookup: int, old: int, new: int) -> Plan:
 
 
 def sweep(scene: Scene) -> Built:
-    """Act on every case in one status whose amount is over a line, skip the one the rules freeze, send a summary,
-    report how many and their total."""
+    """Act on every case in one status that meets a condition the data decides (its date before a cut-off, or its
+    amount over a line), skip the one the rules freeze, send a summary, report how many (and their total)."""
     draft, rng, case = scene.draft, scene.rng, scene.draft.case
     w = Words.of(scene)
-    assert case.amount is not None
     rows = scene.rows(case.service, case.entity)
     ids = sorted(rows)
     ready, others = _statuses(scene)
@@ -624,19 +625,31 @@ def sweep(scene: Scene) -> Built:
         raise WorkflowError("too few cases for a sweep")
     picked = rng.sample(ids, n_match + 2 + int(ruled))
     matching, held = sorted(picked[:n_match]), (picked[n_match] if ruled else None)
-    below = picked[n_match + int(ruled):]
-    line = float(rng.choice((500, 1000, 2000, 2500, 5000)))
+    meets = set(matching) | ({held} if held else set())
     for record_id in ids:
         rows[record_id][case.status] = ready if record_id in picked else rng.choice(others)
-        above = record_id in matching or record_id == held or (record_id not in picked and rng.random() < 0.5)
-        rows[record_id][case.amount] = round(line * (rng.uniform(1.1, 3.0) if above else rng.uniform(0.2, 0.9)), 2)
-    for record_id in below:
-        rows[record_id][case.amount] = round(line * rng.uniform(0.2, 0.9), 2)
-    _unique_labels(scene, matching + ([held] if held else []))
-    emails = {r: _contact_of(scene, rows[r])[0] for r in matching + ([held] if held else [])}
+    if case.date is not None:  # a date passed reads as a reason; an amount line only where there is no date
+        ahead = bool(set(words(case.date)) & FUTURE_WORDS)  # a due date passed is overdue; a past one, stale
+        cutoff = scene.today if ahead else scene.today - timedelta(days=rng.choice((14, 21, 30, 45)))
+        for record_id in ids:
+            before = record_id in meets or (record_id not in picked and rng.random() < 0.5)
+            day = cutoff - timedelta(days=rng.randint(1, 30)) if before else \
+                min(cutoff + timedelta(days=rng.randint(0, 20)), scene.today + timedelta(days=60) if ahead else
+                    scene.today - timedelta(days=1))
+            rows[record_id][case.date] = _dated(rows[record_id].get(case.date) or "2026-01-01", day)
+        condition, line_words = f"with a {w.date} before {cutoff.isoformat()}", f"before {cutoff.isoformat()}"
+    else:
+        assert case.amount is not None
+        line = float(rng.choice((500, 1000, 2000, 2500, 5000)))
+        for record_id in ids:
+            over = record_id in meets or (record_id not in picked and rng.random() < 0.5)
+            rows[record_id][case.amount] = round(line * (rng.uniform(1.1, 3.0) if over else rng.uniform(0.2, 0.9)), 2)
+        condition, line_words = f"with {w.amount} over {_money(line)}", f"over {_money(line)}"
+    _unique_labels(scene, sorted(meets))
+    emails = {r: _contact_of(scene, rows[r])[0] for r in sorted(meets)}
     if held and any(emails[held].casefold() == emails[r].casefold() for r in matching):
         raise WorkflowError("the frozen account is also one to act on")
-    me, boss = scene.staff({e.casefold() for e in emails.values()}, 2)
+    me, boss = scene.staff({e.casefold() for e in emails.values() if e}, 2)
     title = _house_rules(scene)
     if ruled and held:
         _freeze(scene, held, title)
@@ -654,21 +667,22 @@ def sweep(scene: Scene) -> Built:
                        _message(scene, out(lookup, f"items[{k}].{case.contact}", "email"),
                                 f"{w.noun.capitalize()} {label}", body, me.email))
             criteria.append(_sent(scene, emails[record_id], label, "tells the person it concerns"))
-    total = round(sum(rows[r][case.amount] for r in matching), 2)
-    criteria.append(_summary(scene, boss, me, f"{w.nouns.capitalize()} over {_money(line)}",
-                             f"Hi {boss.first_name}, the {w.nouns} over {_money(line)} are done: {', '.join(labels)} "
-                             f"are now {w.state} ({len(labels)} in all, {_money(total)} together). {me.full_name}",
+    total = round(sum(rows[r][case.amount] for r in matching), 2) if case.amount else None
+    together = f", {_money(total)} together" if total is not None else ""
+    criteria.append(_summary(scene, boss, me, f"{w.nouns.capitalize()} {line_words}",
+                             f"Hi {boss.first_name}, the {field_words(ready)} {w.nouns} {condition} are done: "
+                             f"{', '.join(labels)} are now {w.state} ({len(labels)} in all{together}). {me.full_name}",
                              labels))
     rule = f" {_rule_pointer(scene, title)}" if ruled else ""
     each = (f" Email each {field_words(case.contact or '').removesuffix('email').strip() or 'person concerned'} a "
             f"short note naming their {w.noun} by its {w.label}." if notify else "")
     request = (f"{_opener(scene, me)} {_reason(scene, 'sweep')} In {w.service}, every {field_words(ready)} {w.noun} "
-               f"with {w.amount} over {_money(line)} should be {w.state}: {_verb(scene, 'each of them')}.{each} Once "
-               f"they're done, send {boss.full_name} ({boss.email}) one summary from my address listing their "
-               f"{w.label}s.{rule} "
+               f"{condition} should be {w.state}: {_verb(scene, 'each of them')}.{each} Once they're done, send "
+               f"{boss.full_name} ({boss.email}) one summary from my address listing their {w.label}s.{rule} "
                f"{rng.choice(words_for.SIGN_OFFS)}")
-    report = {"count": (fixed(len(matching)), f"how many {w.nouns} you marked {w.state}"),
-              _key(f"total {w.amount}"): (fixed(total), f"their combined {w.amount}")}
+    report = {"count": (fixed(len(matching)), f"how many {w.nouns} you marked {w.state}")}
+    if total is not None:
+        report[_key(f"combined {w.amount}")] = (fixed(total), f"their combined {w.amount}")
     built = Built(request, report, criteria, decisions=len(ids) // 2 + int(ruled), rules=int(ruled),
                   capabilities=("policy-lookup", "cross-env-constraint") if ruled else ())
     if ruled and held:

@@ -208,8 +208,8 @@ def case_kinds(spec: ServiceSpec, tools: list[ToolSpec]) -> list[CaseKind]:
             field = entity.field(status)
             enum = list(field.enum or [])
             ready = tuple(v for v in enum if v != target and is_live(v) and (allowed is None or v in allowed))
-            if move_kind(target) == "advance" and target in enum:  # a lifecycle moves on from where it was
-                ready = tuple(v for v in ready if enum.index(v) < enum.index(target)) or ready
+            if move_kind(target) in ("advance", "close") and target in enum:  # a lifecycle moves on, or ends,
+                ready = tuple(v for v in ready if enum.index(v) < enum.index(target)) or ready  # from before it
             key = spec.key_parameter(tool)
             if not ready or key is None or set(tool.required_parameters()) - {key}:
                 continue

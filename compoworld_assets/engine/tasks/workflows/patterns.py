@@ -43,9 +43,10 @@ PATTERNS: tuple[Pattern, ...] = (
             ("ranking", "sequential-dependency", "cross-env-data-flow", "notification"),
             frozenset({"advance", "stop", "close"}), frozenset({"contact", "rank"}),
             rules=frozenset({"medium", "hard"})),
-    Pattern("sweep", "act on every case that meets a condition, skip what the rules protect, report the total",
+    Pattern("sweep", "act on every case that meets a condition (a date passed, an amount over a line), skip what "
+            "the rules protect, report how many",
             ("bulk-action", "aggregation", "sequential-dependency", "cross-env-data-flow", "notification"),
-            frozenset({"advance", "stop", "close"}), frozenset({"amount"}), rules=frozenset({"medium", "hard"})),
+            frozenset({"advance", "stop", "close"}), frozenset({"rank"}), rules=frozenset({"medium", "hard"})),
     Pattern("approval_gate", "handle requests whose route depends on a limit kept in a policy: act, or ask for "
             "approval", ("conditional", "policy-lookup", "cross-env-constraint", "sequential-dependency",
                          "notification"),
@@ -58,7 +59,7 @@ PATTERNS += (
     Pattern("reconcile", "bring one system in line with another that already records the work as done",
             ("cross-env-data-flow", "cross-service-reference", "bulk-action", "aggregation", "sequential-dependency",
              "notification"),
-            frozenset({"close", "advance"}), frozenset(), witness=True),
+            frozenset({"close"}), frozenset(), witness=True),
 )
 PATTERN_NAMES = tuple(p.name for p in PATTERNS)
 
@@ -66,13 +67,29 @@ PATTERN_NAMES = tuple(p.name for p in PATTERNS)
 # The team a person works in, by the domain of the service their cases live in.
 TEAMS = {
     "finance": "finance operations", "accounting": "accounting", "crm": "sales operations",
-    "support": "customer support", "travel": "the travel desk", "legal": "legal operations",
-    "it": "IT operations", "marketing": "marketing operations", "hr": "the people team",
+    "support": "customer support", "travel": "travel desk", "legal": "legal operations",
+    "it": "IT operations", "marketing": "marketing operations", "hr": "people team",
     "recruiting": "recruiting", "project_management": "delivery", "scheduling": "office operations",
     "documents": "operations", "communication": "operations", "commerce": "order operations",
     "logistics": "logistics", "expenses": "finance operations",
 }
 ROLE_TITLES = ("lead", "manager", "coordinator", "specialist", "analyst")
+
+
+# How people speak of a record's date, by the words of its field (the rest: the field's words, with "date").
+DATE_WORDS = {"created": "creation date", "updated": "last update", "modified": "last update",
+              "submitted": "submission date", "sent": "send date", "posted": "posting date", "opened": "opening date",
+              "applied": "application date", "joined": "joining date", "purchased": "purchase date"}
+
+
+def date_phrase(field: str) -> str:
+    """A date field as people say it (``created_at`` → ``creation date``, ``due_date`` → ``due date``)."""
+    parts = [w for w in words(field) if w not in ("at", "on", "ts", "time")]
+    for part in parts:
+        if part in DATE_WORDS:
+            return DATE_WORDS[part]
+    text = " ".join(parts) or "date"
+    return text if text.endswith(("date", "day")) else f"{text} date"
 
 
 def team_of(domain: str) -> str:
@@ -92,6 +109,19 @@ REASONS: dict[tuple[str, str], tuple[str, ...]] = {
         "We've been told to trim spending before {day}, and the {noun} with the {rank} is the first to go.",
         "Finance wants one {noun} off the books by {day}: the one with the {rank}.",
         "We're over plan this quarter, so the {noun} with the {rank} has to be dealt with first.",
+    ),
+    ("priority_pick_batch", "advance"): (
+        ("We have room to push a few more {nouns} through before the {day} cut-off, so they have to be the ones with "
+        "the {rank}."),
+        "The backlog review is on {day} and I want to show the {nouns} with the {rank} are moving.",
+    ),
+    ("priority_pick_batch", "stop"): (
+        "We've been told to trim spending before {day}, and the {nouns} with the {rank} are the first to go.",
+        "We're over plan this quarter, so the {nouns} with the {rank} have to be dealt with first.",
+    ),
+    ("priority_pick_batch", "close"): (
+        "We're closing out the {period} numbers and I want the {nouns} with the {rank} settled first.",
+        "Before {day} I need the {nouns} with the {rank} wrapped up.",
     ),
     ("priority_pick", "close"): (
         "We're closing out the {period} numbers and I want the {noun} with the {rank} settled first.",
@@ -139,7 +169,7 @@ REASONS.update({
         "The {period} reconciliation is due on {day}, and it has to show our {nouns} in step with {witness}.",
     ),
 })
-DAYS = ("Friday", "Thursday", "the end of the month", "Monday's review", "the quarter close")
+DAYS = ("Friday", "Thursday", "Monday", "Wednesday")
 PERIODS = ("monthly", "quarterly", "end-of-quarter", "mid-year")
 GREETINGS = ("Hi", "Hello", "Hi there", "Morning")
 SIGN_OFFS = ("Thanks!", "Thanks a lot.", "Much appreciated.", "Thank you.")
