@@ -150,9 +150,14 @@ def build_sample(api: Path, count: int, seed: int, walks: int, time_limit_s: flo
     from compoworld_assets.engine.tables import tool_verdict
     from compoworld_assets.engine.tasks.audit import audit_lines, audit_pool
     from compoworld_assets.engine.tasks.graph import built_services_graph
-    from compoworld_assets.engine.tasks.pipeline import GenerationConfig, generate_packed_tasks, task_workers
+    from compoworld_assets.engine.tasks.pipeline import (
+        GenerationConfig,
+        generate_packed_tasks,
+        plan_round,
+        task_workers,
+    )
     from compoworld_assets.engine.tasks.realism import summary as realism_summary
-    from compoworld_assets.engine.tasks.sampling import bridged_services, sample_plans
+    from compoworld_assets.engine.tasks.sampling import bridged_services
     from compoworld_assets.engine.world_model.offline import OfflineWorldModel
 
     started = time.perf_counter()
@@ -207,7 +212,7 @@ def build_sample(api: Path, count: int, seed: int, walks: int, time_limit_s: flo
                 if all(graph.nodes[n]["walkable"] for n in edge) for n in edge}
     bridged = bridged_services(graph, specs)
     config = GenerationConfig()
-    plans = sample_plans(graph, specs, seed, walks, config.walk)
+    plans = plan_round(specs, built, seed, walks, config, graph)  # the round's plans: workflow drafts and walks
     plan_services = {p.plan_hash(): set(p.services) for p in plans}
     own_plans = {h for h, services in plan_services.items() if services & own}
     tasks, quarantined = generate_packed_tasks(specs, built, seed=seed, n=walks, config=config, graph=graph,

@@ -127,7 +127,8 @@ def plan_round(specs: Iterable[ServiceSpec], built: Mapping[str, BuiltService], 
         raise ValueError(f"the dependency graph names services that are not built: {', '.join(unbuilt)}")
     drafts = draft_workflows({s.id: s for s in usable}, {s.id: built[s.id].implementation for s in usable}, seed,
                              round(n * config.workflow_share))
-    return [*sample_plans(graph, usable, seed, n - len(drafts), config.walk), *drafts]
+    covered = frozenset(service for draft in drafts for service in draft.services)
+    return [*sample_plans(graph, usable, seed, n - len(drafts), config.walk, covered), *drafts]
 
 
 def tasks_from_plans(plans: list[Plan | WorkflowDraft], built: Mapping[str, BuiltService], seed: int,

@@ -186,14 +186,18 @@ class _Coverage:
 
 
 def sample_plans(graph: nx.MultiDiGraph, specs: Iterable[ServiceSpec], seed: int, n: int,
-                 config: WalkConfig = WalkConfig()) -> list[Plan]:
-    """Up to ``n`` distinct plans (fewer only when the attempts run out), deterministic in ``seed``."""
+                 config: WalkConfig = WalkConfig(), covered: frozenset[str] = frozenset()) -> list[Plan]:
+    """Up to ``n`` distinct plans (fewer only when the attempts run out), deterministic in ``seed``.
+
+    ``covered``: services the round's other plans already use (its workflow drafts); walks start in the others
+    while any of them can start one, so the walks reach what no workflow pattern fits."""
     specs = list(specs)
     tools = _tool_index(graph, specs)
     starts: dict[str, list[str]] = {}
     for name, info in sorted(tools.items()):
         if info.edges:
             starts.setdefault(info.service_id, []).append(name)
+    starts = {s: names for s, names in starts.items() if s not in covered} or starts
     if not starts:
         return []
     bridges = _bridges(tools)
