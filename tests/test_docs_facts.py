@@ -52,7 +52,7 @@ def test_the_run_defaults_the_readme_states_are_the_parsers():
     from compoworld_assets.task_volume import MIN_PLANS
 
     assert defaults["--tasks"] is None and TaskRoundConfig().plan_count(37) == MIN_PLANS
-    assert f"{MIN_PLANS:,} walks" in DOCS["README.md"]
+    assert f"{MIN_PLANS:,} plans" in DOCS["README.md"]
 
 
 @pytest.fixture(scope="module")

@@ -66,7 +66,7 @@ def heldout_tables():
 
     builds = [build_service(builtin_spec(sid), OfflineSynthesizer(), trusted_executor, OfflineWorldModel(), seed=1)
               for sid in ("crm", "mail", "invoicing", "helpdesk")]
-    tasks, _ = generate_tasks([b.spec for b in builds], {b.spec.id: b.built() for b in builds}, seed=5, n=30,
+    tasks, _ = generate_tasks([b.spec for b in builds], {b.spec.id: b.built() for b in builds}, seed=5, n=40,
                               config=GenerationConfig(walk=WalkConfig(max_length=3), heldout_fraction=0.4))
     frame = task_tables.task_rows(tasks, "r0")
     assert "heldout" in frame["split"].to_list()

@@ -32,7 +32,7 @@ from compoworld_assets.engine.tasks.pipeline import GenerationConfig, generate_t
 from compoworld_assets.engine.tasks.sampling import WalkConfig, sample_plans
 from compoworld_assets.engine.world_model.offline import OfflineWorldModel
 
-GOLDEN_TASKS = "ed4bc10e6c5c1d9e7ff809fd2f76d633233b49b1c2bd8fad895a65ddd959917f"
+GOLDEN_TASKS = "a11a2fe6455ea72d3a9bcb0e54c8d83d61e38a704b55070db0f756214c2bdb3d"
 GOLDEN_QUARANTINED = "150a18cf428ae3895570df699d3f8c43a2e287c58785a8cfdc60eddde311bc31"
 
 

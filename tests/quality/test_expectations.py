@@ -105,7 +105,7 @@ def test_a_task_lost_to_a_defect_fails_a_warning_only(good_frames):
 
 
 def test_mean_steps_out_of_bounds_is_reported(good_frames):
-    tasks = good_frames["sampled_tasks"]().with_columns(n_steps=pl.lit(9, dtype=pl.Int64))
+    tasks = good_frames["sampled_tasks"]().with_columns(n_steps=pl.lit(13, dtype=pl.Int64))
     result = validate_table("sampled_tasks", tasks)
     assert ("expect_column_mean_to_be_between", "n_steps") in _failed(result)
 

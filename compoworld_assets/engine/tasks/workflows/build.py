@@ -107,6 +107,8 @@ class Scene:
         self.steps: list[PlanStep] = []
         self.results: list[dict[str, Any]] = []
         self.runtime: WorldRuntimeLike | None = None
+        # The runtime the steps run on, mounted on the shaped world once it is ready (set by build_task).
+        self.runtime_for: Callable[[Scene], WorldRuntimeLike] | None = None
 
     # -- the world, before the first step -------------------------------------------------------------------
     def rows(self, service: str, entity: str) -> dict[str, dict[str, Any]]:
@@ -138,9 +140,11 @@ class Scene:
         return self.rng.sample(pool, count)
 
     # -- steps -----------------------------------------------------------------------------------------------
-    def start(self, runtime: WorldRuntimeLike) -> None:
-        self.runtime = runtime
-        runtime.reset(self.world)
+    def start(self) -> None:
+        """The world is shaped: mount it, and run the steps from here on."""
+        assert self.runtime_for is not None
+        self.runtime = self.runtime_for(self)
+        self.runtime.reset(self.world)
 
     def call(self, service: str, tool: str, args: dict[str, ArgBinding]) -> int:
         """Add a step and run it; its index."""
@@ -241,13 +245,6 @@ def _dated(value: Any, day: date) -> str:
     """``day`` in the form of ``value`` (a date, or a datetime whose time of day is kept)."""
     text = str(value)
     return day.isoformat() + (text[10:] if len(text) > 10 and text[10] == "T" else ("T09:00:00Z" if "T" in text else ""))
-
-
-def _day(value: Any) -> date | None:
-    try:
-        return date.fromisoformat(str(value)[:10])
-    except ValueError:
-        return None
 
 
 def _unique_labels(scene: Scene, ids: list[str]) -> None:
@@ -451,13 +448,15 @@ def reconcile(scene: Scene) -> Built:
     return built
 
 
-def _reason(scene: Scene, pattern: str, **values: str) -> str:
+def _reason(scene: Scene, pattern: str, basis: str = "", **values: str) -> str:
+    """Why the work is asked for: by the pattern, the kind of move and what decides it (``basis``)."""
     kind = words_for.move_kind(scene.draft.case.target)
     kind = kind if kind != "hold" else "stop"
     w = Words.of(scene)
-    text = scene.rng.choice(words_for.REASONS[(pattern, kind)])
-    return text.format(noun=w.noun, nouns=w.nouns, day=scene.rng.choice(words_for.DAYS),
-                       period=scene.rng.choice(words_for.PERIODS), **values)
+    choices = words_for.REASONS.get((pattern, kind, basis)) or words_for.REASONS[(pattern, kind)]
+    return scene.rng.choice(choices).format(noun=w.noun, nouns=w.nouns, Nouns=w.nouns.capitalize(),
+                                            day=scene.rng.choice(words_for.DAYS),
+                                            period=scene.rng.choice(words_for.PERIODS), **values)
 
 
 def _verb(scene: Scene, subject: str) -> str:
@@ -492,7 +491,7 @@ def _freeze(scene: Scene, held: str, title: str) -> str:
 def _open_cases(scene: Scene, title: str | None, ready: str) -> int:
     """Start the steps: read the house rules (when the task has them), then list the cases in ``ready``; the
     list's step."""
-    scene.start(scene.runtime_for(scene))
+    scene.start()
     if title is not None:
         _read_rules(scene, title)
     case = scene.draft.case
@@ -584,7 +583,7 @@ def priority_pick(scene: Scene) -> Built:
                                                       f"the {w.label} of the {w.noun} with the {rank} you acted on"),
                   value_key: (out(lookup, f"items[{k}].{value_field}"), f"its {w.amount if by_amount else w.date}")}
     reasons = "priority_pick" if top == 1 else "priority_pick_batch"
-    request = (f"{_opener(scene, me)} {_reason(scene, reasons, rank=rank)} In {w.service}, look at our "
+    request = (f"{_opener(scene, me)} {_reason(scene, reasons, 'amount' if by_amount else 'date', rank=rank)} In {w.service}, look at our "
                f"{field_words(ready)} {w.nouns} and {ask}{rule} {rng.choice(words_for.SIGN_OFFS)}")
     built = Built(request, report, criteria, decisions=top + int(ruled), rules=int(ruled),
                   capabilities=("policy-lookup", "cross-env-constraint", "disambiguation") if ruled else ())
@@ -638,6 +637,7 @@ def sweep(scene: Scene) -> Built:
                     scene.today - timedelta(days=1))
             rows[record_id][case.date] = _dated(rows[record_id].get(case.date) or "2026-01-01", day)
         condition, line_words = f"with a {w.date} before {cutoff.isoformat()}", f"before {cutoff.isoformat()}"
+        basis = "due" if ahead else "stale"
     else:
         assert case.amount is not None
         line = float(rng.choice((500, 1000, 2000, 2500, 5000)))
@@ -645,6 +645,7 @@ def sweep(scene: Scene) -> Built:
             over = record_id in meets or (record_id not in picked and rng.random() < 0.5)
             rows[record_id][case.amount] = round(line * (rng.uniform(1.1, 3.0) if over else rng.uniform(0.2, 0.9)), 2)
         condition, line_words = f"with {w.amount} over {_money(line)}", f"over {_money(line)}"
+        basis = "amount"
     _unique_labels(scene, sorted(meets))
     emails = {r: _contact_of(scene, rows[r])[0] for r in sorted(meets)}
     if held and any(emails[held].casefold() == emails[r].casefold() for r in matching):
@@ -676,7 +677,7 @@ def sweep(scene: Scene) -> Built:
     rule = f" {_rule_pointer(scene, title)}" if ruled else ""
     each = (f" Email each {field_words(case.contact or '').removesuffix('email').strip() or 'person concerned'} a "
             f"short note naming their {w.noun} by its {w.label}." if notify else "")
-    request = (f"{_opener(scene, me)} {_reason(scene, 'sweep')} In {w.service}, every {field_words(ready)} {w.noun} "
+    request = (f"{_opener(scene, me)} {_reason(scene, 'sweep', basis)} In {w.service}, every {field_words(ready)} {w.noun} "
                f"{condition} should be {w.state}: {_verb(scene, 'each of them')}.{each} Once they're done, send "
                f"{boss.full_name} ({boss.email}) one summary from my address listing their {w.label}s.{rule} "
                f"{rng.choice(words_for.SIGN_OFFS)}")
@@ -743,7 +744,7 @@ def approval_gate(scene: Scene) -> Built:
                 f"{former.full_name} ({former.email}) to approve them; open a {follow_noun} for them. Below that, go "
                 f"ahead.", rng.randint(60, 200))
     _policy(scene, title, rule, rng.randint(1, 20))
-    scene.start(scene.runtime_for(scene))
+    scene.start()
     _read_rules(scene, title)
     parents = scene.call(follow.service, follow.parent_lister, {}) if follow.parent_lister else None
     search = next((t.name for t in scene.specs[case.service].tools if t.entity == case.entity
@@ -844,11 +845,6 @@ BUILDERS: dict[str, Callable[[Scene], Built]] = {
 }
 
 
-def draft_world(draft: WorkflowDraft, specs: Mapping[str, ServiceSpec], seed: int, rows: int,
-                today: str) -> Scene:
-    return Scene(draft, specs, seed, rows, today)
-
-
 def build_task(draft: WorkflowDraft, specs: Mapping[str, ServiceSpec], seed: int, split: Split,
                runtime_for: Callable[[Task], WorldRuntimeLike], rows: int, today: str,
                distractors: list[str]) -> tuple[Task, Built]:
@@ -862,7 +858,7 @@ def build_task(draft: WorkflowDraft, specs: Mapping[str, ServiceSpec], seed: int
                      instruction="", plan=Plan(steps=[]), rubric=[])
         return runtime_for(shell)
 
-    scene.runtime_for = mount  # type: ignore[attr-defined]
+    scene.runtime_for = mount
     built = BUILDERS[draft.pattern](scene)
     keys = list(built.report)
     wanted = ", ".join(f"{key} ({what})" for key, (_, what) in built.report.items())

@@ -61,7 +61,6 @@ PATTERNS += (
              "notification"),
             frozenset({"close"}), frozenset(), witness=True),
 )
-PATTERN_NAMES = tuple(p.name for p in PATTERNS)
 
 
 # The team a person works in, by the domain of the service their cases live in.
@@ -98,7 +97,7 @@ def team_of(domain: str) -> str:
 
 
 # Why the work is asked for. Placeholders: {noun}, {nouns}, {rank}, {day}, {period}.
-REASONS: dict[tuple[str, str], tuple[str, ...]] = {
+REASONS: dict[tuple[str, ...], tuple[str, ...]] = {
     ("priority_pick", "advance"): (
         ("We only have room to push one more {noun} through before the {day} cut-off, so it has to be the one "
         "with the {rank}."),
@@ -167,6 +166,57 @@ REASONS.update({
     ("reconcile", "advance"): (
         "{witness} and {service} have drifted apart: {nouns} that are ready according to {witness} never moved on.",
         "The {period} reconciliation is due on {day}, and it has to show our {nouns} in step with {witness}.",
+    ),
+})
+# Reasons by what decides (a third key): ``amount`` or ``date`` for a rank; ``due`` (a due date passed),
+# ``stale`` (an old record) or ``amount`` (over a line) for a sweep. A key without one covers the rest.
+REASONS.update({
+    ("priority_pick", "advance", "amount"): (
+        "Cash flow is tight this month, so the {noun} with the {rank} goes first.",
+        "The {noun} with the {rank} matters most to this quarter's numbers, so it should move first.",
+    ),
+    ("priority_pick", "advance", "date"): (
+        "We work oldest first, so the {noun} with the {rank} is next.",
+        "The {noun} with the {rank} has waited longest, so it's next in line.",
+    ),
+    ("priority_pick", "close", "amount"): (
+        "Finance wants the biggest open item settled before the {period} close: the {noun} with the {rank}.",
+    ),
+    ("priority_pick", "close", "date"): (
+        "We work oldest first, and the {noun} with the {rank} is long overdue for closing.",
+        "The {noun} with the {rank} has been open longest, so I want it closed before anything newer.",
+    ),
+    ("priority_pick_batch", "advance", "amount"): (
+        "Cash flow is tight this month, so the {nouns} with the {rank} go first.",
+    ),
+    ("priority_pick_batch", "advance", "date"): (
+        "We work oldest first, so the {nouns} with the {rank} are next.",
+    ),
+    ("priority_pick_batch", "close", "amount"): (
+        "Finance wants the biggest open items settled before the {period} close: the {nouns} with the {rank}.",
+    ),
+    ("priority_pick_batch", "close", "date"): (
+        "We work oldest first, and the {nouns} with the {rank} are long overdue for closing.",
+    ),
+    ("sweep", "advance", "due"): (
+        "Anything past its date has to be dealt with before the {day} review.",
+        "People notice when we miss dates, so nothing past due should sit untouched.",
+    ),
+    ("sweep", "close", "due"): (
+        "Anything past its date has to be closed out before the {day} review.",
+    ),
+    ("sweep", "stop", "due"): (
+        "{Nouns} whose date has passed without anything happening have to come off the books.",
+        "Nothing past its date should still hold a place in our plans, so those have to go.",
+    ),
+    ("sweep", "advance", "amount"): (
+        "Audit asked us to look at the large {nouns} first, before the {day} review.",
+    ),
+    ("sweep", "stop", "amount"): (
+        "We've been told to cut spending before {day}, and the large {nouns} go first.",
+    ),
+    ("sweep", "close", "amount"): (
+        "Audit asked us to settle the large {nouns} first, before the {day} review.",
     ),
 })
 DAYS = ("Friday", "Thursday", "Monday", "Wednesday")
