@@ -20,7 +20,7 @@ from __future__ import annotations
 import random
 import re
 from collections.abc import Mapping
-from datetime import date
+from datetime import date, datetime
 from typing import Any
 
 import jsonschema
@@ -115,17 +115,18 @@ def _not_before(values: dict[str, Any], day: date) -> dict[str, Any]:
         parts = set(words(name))
         if not isinstance(value, str) or not parts & PAST_WORDS or parts & BIRTH_WORDS:
             continue
-        drawn = _as_day(value)
+        drawn = iso_day(value)
         if drawn is not None and drawn < day:
             moved[name] = day.isoformat() + value[10:]
     return moved
 
 
-def _as_day(value: str) -> date | None:
-    if not re.fullmatch(r"\d{4}-\d{2}-\d{2}(T[\d:.]+(Z|[+-]\d{2}:?\d{2})?)?", value):
+def iso_day(value: str) -> date | None:
+    """The day of an ISO date or datetime (``2026-06-01``, ``2026-06-01T09:00:00Z``), or None for anything else."""
+    if not re.match(r"\d{4}-\d{2}-\d{2}", value):
         return None
     try:
-        return date.fromisoformat(value[:10])
+        return datetime.fromisoformat(value).date() if "T" in value else date.fromisoformat(value)
     except ValueError:
         return None
 

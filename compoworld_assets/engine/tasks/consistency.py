@@ -45,7 +45,7 @@ from compoworld_assets.engine.library.seeding import (
 )
 from compoworld_assets.engine.library.wording import words
 from compoworld_assets.engine.specs.model import Effect, EntitySpec, FieldSpec, ServiceSpec, ToolSpec
-from compoworld_assets.engine.tasks.arguments import argument_entity, satisfies
+from compoworld_assets.engine.tasks.arguments import argument_entity, iso_day, satisfies
 from compoworld_assets.engine.tasks.model import ArgBinding, Task, ToolCallRecord
 from compoworld_assets.engine.types import is_entity_ref, parse_entity_ref, value_matches_type
 from compoworld_assets.engine.values import CITIES
@@ -167,7 +167,7 @@ def _rule_near_today(arguments: list[_Argument], task: Task, today: date) -> Ite
     for a in arguments:
         if a.binding.kind != "constant" or not isinstance(a.value, str):
             continue
-        day = _day(a.value)
+        day = iso_day(a.value)
         if day is None:
             continue
         if set(words(a.name)) & BIRTH_WORDS:  # a birth date lies decades back, never ahead
@@ -175,15 +175,6 @@ def _rule_near_today(arguments: list[_Argument], task: Task, today: date) -> Ite
                 yield a.name, f"birth date {a.value} is not before {task.today}"
         elif not NEAR_DAYS[0] <= (day - today).days <= NEAR_DAYS[1]:
             yield a.name, f"{a.value} is {(day - today).days} days from {task.today}"
-
-
-def _day(value: str) -> date | None:
-    if not re.match(r"\d{4}-\d{2}-\d{2}", value):
-        return None
-    try:
-        return datetime.fromisoformat(value).date() if "T" in value else date.fromisoformat(value)
-    except ValueError:
-        return None
 
 
 def _rule_lookup(arguments: list[_Argument], task: Task, today: date) -> Iterator[tuple[str, str]]:

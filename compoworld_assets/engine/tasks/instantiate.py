@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import random
 from collections import Counter
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -108,12 +108,17 @@ def draft_task(plan: Plan, services: Mapping[str, ServiceSpec | BuiltService], s
 def _world(plan: Plan, specs: Mapping[str, ServiceSpec], seed: int,
            config: TaskConfig) -> tuple[list[str], WorldState]:
     """The distractor services and the seeded initial world of a plan's task (its needed services only)."""
-    rng = random.Random(f"distractors:{seed}:{plan.plan_hash()}")
-    others = sorted(set(specs) - set(plan.services))
-    count = min(len(others), rng.randint(config.min_distractors, config.max_distractors))
-    distractors = sorted(rng.sample(others, count))
     world = seed_world([specs[s] for s in plan.services], seed, config.rows_per_entity)
-    return distractors, world
+    return distractor_services(plan.plan_hash(), plan.services, specs, seed, config), world
+
+
+def distractor_services(plan_hash: str, needed: Iterable[str], specs: Mapping[str, ServiceSpec], seed: int,
+                        config: TaskConfig) -> list[str]:
+    """The services mounted beside a task's needed ones that it does not need (walks and workflows alike)."""
+    rng = random.Random(f"distractors:{seed}:{plan_hash}")
+    others = sorted(set(specs) - set(needed))
+    count = min(len(others), rng.randint(config.min_distractors, config.max_distractors))
+    return sorted(rng.sample(others, count))
 
 
 def _draft(plan: Plan, specs: Mapping[str, ServiceSpec], seed: int, split: Split, config: TaskConfig,

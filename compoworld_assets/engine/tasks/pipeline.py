@@ -45,7 +45,7 @@ from compoworld_assets.engine.tasks.splits import (
 )
 from compoworld_assets.engine.tasks.workflows.build import WorkflowDraft
 from compoworld_assets.engine.tasks.workflows.drafting import draft_workflows
-from compoworld_assets.engine.tasks.workflows.instantiate import WorkflowTaskError, instantiate_workflow
+from compoworld_assets.engine.tasks.workflows.instantiate import instantiate_workflow
 from compoworld_assets.engine.workers import WorkerLost, run_isolated, worker_count
 
 WORKFLOW_SHARE = 0.9
@@ -207,14 +207,12 @@ def _task_from_plan(plan: Plan | WorkflowDraft, built: Mapping[str, BuiltService
 
     try:
         if isinstance(plan, WorkflowDraft):
-            task = instantiate_workflow(plan, specs_by_id(built), seed_for_task, split, runtime_for,
-                                        config.task.rows_per_entity, config.task.today,
-                                        (config.task.min_distractors, config.task.max_distractors))
+            task = instantiate_workflow(plan, specs_by_id(built), seed_for_task, split, runtime_for, config.task)
             revise = getattr(writer, "revise", None)  # a model's prose, checked (tasks.rewrite), where one is set
             task = revise(task) if revise is not None else task
         else:
             task = instantiate_task(plan, built, seed_for_task, split, runtime_for, writer, config.task)
-    except (TaskGenerationError, PlanExecutionError, WorkflowTaskError) as exc:
+    except (TaskGenerationError, PlanExecutionError) as exc:
         return QuarantinedTask(task_id=task_id, plan_hash=plan.plan_hash(), stage="instantiate", reason=str(exc))
     except Exception as exc:  # noqa: BLE001 - a defect this plan exposes must not cost the round
         return _unexpected(plan, task_id, exc)

@@ -19,6 +19,7 @@ from typing import Any
 
 from compoworld_assets.engine.canonical import content_hash
 from compoworld_assets.engine.tasks.model import Task
+from compoworld_assets.engine.tasks.realism import EMAIL, INTERNAL_ID
 
 REQUEST_PROMPT = (
     "Rewrite the message below as its writer would really send it to a colleague: natural, concise, in the first "
@@ -27,10 +28,8 @@ REQUEST_PROMPT = (
     "{text}"
 )
 REPORT_MARK = "\n\nWhen you are done"
-EMAIL = re.compile(r"[\w.+-]+@[\w-]+(?:\.[\w-]+)+")
 QUOTED = re.compile(r'"([^"]+)"')
 WITH_DIGITS = re.compile(r"\b[\w-]*\d[\w,.:-]*\w|\b\d\b")
-INTERNAL_ID = re.compile(r"\b[a-z][a-z0-9]*_\d{3,}\b")
 
 
 def facts(text: str) -> set[str]:

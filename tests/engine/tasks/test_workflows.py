@@ -9,6 +9,7 @@ from compoworld_assets.engine.library.builder import ServiceBuilder, field
 from compoworld_assets.engine.rollout.library_world import build_library
 from compoworld_assets.engine.runtime.executor import SandboxLimits
 from compoworld_assets.engine.tasks.gate import self_test
+from compoworld_assets.engine.tasks.instantiate import TaskConfig
 from compoworld_assets.engine.tasks.pipeline import task_world
 from compoworld_assets.engine.tasks.plan_exec import replay_plan
 from compoworld_assets.engine.tasks.realism import properties, summary
@@ -33,8 +34,7 @@ def world():
 
 def _make(world, draft: WorkflowDraft, seed: int = 5):
     built, specs, pool = world
-    return instantiate_workflow(draft, specs, seed, "train", lambda t: task_world(t, built, pool), 8, "2026-06-01",
-                                (2, 4))
+    return instantiate_workflow(draft, specs, seed, "train", lambda t: task_world(t, built, pool), TaskConfig())
 
 
 def _drafts(world, pattern: str, level: str, n: int = 12) -> list[WorkflowDraft]:

@@ -27,7 +27,7 @@ from compoworld_assets.engine.library.seeding import FUTURE_WORDS, seed_world
 from compoworld_assets.engine.library.wording import words
 from compoworld_assets.engine.runtime.state import WorldState
 from compoworld_assets.engine.specs.model import ServiceSpec
-from compoworld_assets.engine.tasks.instantiate import task_id_for
+from compoworld_assets.engine.tasks.instantiate import COLLATERAL_RULE, TaskGenerationError, task_id_for
 from compoworld_assets.engine.tasks.model import ArgBinding, Criterion, Plan, PlanStep, Split, Task, Trap
 from compoworld_assets.engine.tasks.plan_exec import Unresolved, WorldRuntimeLike, resolve
 from compoworld_assets.engine.tasks.workflows import patterns as words_for
@@ -41,12 +41,11 @@ from compoworld_assets.engine.tasks.workflows.casting import (
 )
 from compoworld_assets.engine.types import entity_ref
 
-COLLATERAL_RULE = "Change only what this request needs; leave every other record exactly as it is."
 MIN_ROWS = 6
 COUNTS = {2: "two", 3: "three", 4: "four", 5: "five"}
 
 
-class WorkflowError(RuntimeError):
+class WorkflowError(TaskGenerationError):
     """The draft cannot become a task in its world (too few records, a step the service refused...)."""
 
 

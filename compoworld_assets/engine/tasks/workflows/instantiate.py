@@ -7,15 +7,20 @@ and the collateral criterion (every change the gold run made, nothing else). The
 
 from __future__ import annotations
 
-import random
 from collections.abc import Callable, Mapping
 
 from compoworld_assets.engine.specs.model import ServiceSpec
 from compoworld_assets.engine.tasks.consistency import check_task
+from compoworld_assets.engine.tasks.instantiate import (
+    INCONSISTENT,
+    TaskConfig,
+    TaskGenerationError,
+    distractor_services,
+)
 from compoworld_assets.engine.tasks.model import Criterion, Split, Task
-from compoworld_assets.engine.tasks.plan_exec import PlanExecutionError, WorldRuntimeLike, execute_plan
+from compoworld_assets.engine.tasks.plan_exec import WorldRuntimeLike, execute_plan
 from compoworld_assets.engine.tasks.rubrics import collateral_criterion
-from compoworld_assets.engine.tasks.workflows.build import Built, WorkflowDraft, WorkflowError, build_task
+from compoworld_assets.engine.tasks.workflows.build import Built, WorkflowDraft, build_task
 from compoworld_assets.engine.tasks.workflows.patterns import PATTERNS
 
 # Validator rules a workflow's own choices answer for: its messages are sent today by the person asking
@@ -23,29 +28,18 @@ from compoworld_assets.engine.tasks.workflows.patterns import PATTERNS
 _PATTERNS = {p.name: p for p in PATTERNS}
 
 
-class WorkflowTaskError(RuntimeError):
-    """The draft does not become a task (its world, its gold run or its values)."""
-
-
-def distractors_for(draft: WorkflowDraft, specs: Mapping[str, ServiceSpec], seed: int, low: int,
-                    high: int) -> list[str]:
-    rng = random.Random(f"distractors:{seed}:{draft.plan_hash()}")
-    others = sorted(set(specs) - set(draft.services))
-    return sorted(rng.sample(others, min(len(others), rng.randint(low, high))))
-
-
 def instantiate_workflow(draft: WorkflowDraft, specs: Mapping[str, ServiceSpec], seed: int, split: Split,
-                         runtime_for: Callable[[Task], WorldRuntimeLike], rows: int, today: str,
-                         distractors: tuple[int, int]) -> Task:
-    try:
-        task, built = build_task(draft, specs, seed, split, runtime_for, rows, today,
-                                 distractors_for(draft, specs, seed, *distractors))
-        calls, final, answer = execute_plan(task, runtime_for(task))
-    except (WorkflowError, PlanExecutionError) as exc:
-        raise WorkflowTaskError(str(exc)) from exc
+                         runtime_for: Callable[[Task], WorldRuntimeLike], config: TaskConfig) -> Task:
+    """The complete task of ``draft``; raises :class:`TaskGenerationError` (a :class:`WorkflowError` where the
+    world does not fit, with the validator's rule where a value is inconsistent) or
+    :class:`~compoworld_assets.engine.tasks.plan_exec.PlanExecutionError` when the gold run fails."""
+    distractors = distractor_services(draft.plan_hash(), draft.services, specs, seed, config)
+    task, built = build_task(draft, specs, seed, split, runtime_for, config.rows_per_entity, config.today,
+                             distractors)
+    calls, final, answer = execute_plan(task, runtime_for(task))
     violations = check_task(task, specs, calls)
     if violations:
-        raise WorkflowTaskError("inconsistent values: " + "; ".join(str(v) for v in violations[:5]))
+        raise TaskGenerationError(INCONSISTENT + "; ".join(str(v) for v in violations[:5]))
     words = {key: what for key, (_, what) in built.report.items()}
     answers = [Criterion(id=f"answer_{key}", kind="answer", description=f"reports {words[key]} (as {key})",
                          check={"op": "answer_equals", "field": key, "value": answer[key]})
