@@ -14,6 +14,7 @@ from functools import lru_cache
 
 from stdnum.iso7064 import mod_97_10
 
+from compoworld_assets.engine.library.titles import title_maker
 from compoworld_assets.engine.library.wording import words
 from compoworld_assets.engine.values import WORDS, phrase
 
@@ -37,7 +38,8 @@ PRODUCTS = ["Ergonomic Chair", "USB-C Dock", "Standing Desk", "Noise-Cancelling 
 CAR_MAKES = [("Toyota", "Corolla"), ("Volkswagen", "Golf"), ("Ford", "Transit"), ("Tesla", "Model 3"),
              ("BMW", "X3"), ("Renault", "Clio")]
 HOTELS = ["Grand Central Hotel", "Harbour View Inn", "Parkside Suites", "City Lights Hotel",
-          "Riverside Lodge"]
+          "Riverside Lodge", "Alpine Rest", "Old Mill Guesthouse", "Seaside Pavilion", "The Lantern House",
+          "Meridian Plaza", "Kingsway Residence", "Orchard Court"]
 
 DEVICES = ["ThinkPad X1", "MacBook Pro", "Pixel 9", "UltraSharp 27"]
 SOFTWARE = ["Office Suite", "Design Studio", "CRM Seats", "VPN", "IDE Pro"]
@@ -89,7 +91,7 @@ EXACT: dict[str, TextMaker] = {
     "iban": lambda rng, index: iban(rng),
     "seat": lambda rng, index: f"{rng.randint(1, 40)}{rng.choice('ABCDEF')}",
     "job_title": lambda rng, index: rng.choice(JOB_TITLES),
-    "hotel_name": lambda rng, index: rng.choice(HOTELS),
+    "hotel_name": lambda rng, index: HOTELS[(index - 1) % len(HOTELS)],  # by row: a booking is named by it
     "make": lambda rng, index: rng.choice(CAR_MAKES)[0],
     "building": lambda rng, index: f"Building {rng.choice('ABCDE')}",
     "product": lambda rng, index: rng.choice(SOFTWARE),
@@ -119,7 +121,7 @@ def text_for(entity: str, name: str, rng: random.Random, index: int) -> str:
 @lru_cache(maxsize=65536)
 def _maker(entity: str, name: str) -> Callable[[random.Random, int], str]:
     """What makes :func:`text_for`'s values for one field (worked out once: seeding asks per row)."""
-    maker = BY_ENTITY.get((entity, name)) or EXACT.get(name) or next(
+    maker = BY_ENTITY.get((entity, name)) or title_maker(entity, name) or EXACT.get(name) or next(
         (EXACT[w] for w in TELLING_WORDS if w in words(name)), None)
     if maker is not None:
         return maker

@@ -105,3 +105,8 @@ def _spec_vocabulary(spec: ServiceSpec) -> frozenset[str]:
 def noun_phrase(entity: str) -> str:
     """An entity name as a noun phrase: ``LeaveRequest`` → ``leave request``."""
     return " ".join(words(entity))
+
+
+def a_or_an(phrase: str) -> str:
+    """The indefinite article a phrase takes by its sound's usual spelling: ``an estimated date``, ``a due date``."""
+    return "an" if phrase[:1].lower() in "aeio" or phrase.lower().startswith(("un", "hour")) else "a"

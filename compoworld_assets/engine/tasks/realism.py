@@ -8,13 +8,14 @@ way for a walk and for a workflow (nothing here reads which generator made a tas
 * **speaks as a person**: it introduces its writer ("it's Dana Ortiz", "I'm ..."); **states a reason**: a clause
   of purpose or cause (because, so that, before, asked, need to ...);
 * **decision from the data**: a record the rubric requires to change that the instruction names neither by id
-  nor by any of its own text values (the agent has to pick it), or a branch the rubric fixes by a limit (a
+  nor by a text value of its own (one no other record of its table shares: the agent has to pick it), or a branch the rubric fixes by a limit (a
   threshold trap);
 * **rule in the world**: an email the rubric requires or protects that the instruction never states but a text
   field of the seeded world does (an approver, a frozen account named in a policy record);
 * **reference handed across services**: a value the rubric checks in one service (a field or a mention) that is
   a non-email field value of a record of another service;
-* **trap target named**: a protected record's id or label appears in the instruction;
+* **trap target named**: a protected record's id, or a label of its own (not one a look-alike shares), appears in
+  the instruction;
 * **defects**: a created record dated before today or already in a terminal status, a record sent from a
   person to the same person, a look-up whose answer is the value it was given, a reported value the
   instruction already states, a service from a test fixture.
@@ -91,23 +92,27 @@ def _label_like(value: Any) -> bool:
         and not EMAIL.fullmatch(value) and not DATE.match(value)
 
 
-def _named(record: dict[str, Any], record_id: str, folded: str) -> bool:
-    """Whether the instruction names the record: by id, or by a label-like value of its own (a number, a title)."""
-    if record_id.casefold() in folded:
+def _named(world: WorldState, check: dict[str, Any], folded: str) -> bool:
+    """Whether the instruction names the record ``check`` points at: by id, or by a label-like value (a number, a
+    title) that is its own. A value other records of its table share names a group the agent must choose from,
+    not the record."""
+    record = _record(world, check["service"], check["entity"], check["id"])
+    if record is None:
+        return False
+    if check["id"].casefold() in folded:
         return True
-    return any(_label_like(v) and v.casefold() in folded for k, v in record.items() if k != "id")
+    others = [r for rid, r in world.services[check["service"]].tables[check["entity"]].items() if rid != check["id"]]
+    return any(_label_like(v) and v.casefold() in folded and all(o.get(k) != v for o in others)
+               for k, v in record.items() if k != "id")
 
 
 def _decision(task: Task, folded: str) -> bool:
     if any(t.kind == "threshold" for t in task.traps):
         return True
-    for criterion in task.rubric:
-        check = criterion.check
-        if criterion.kind == "state" and check.get("op") == "field_equals":
-            record = _record(task.initial_state, check["service"], check["entity"], check["id"])
-            if record is not None and not _named(record, check["id"], folded):
-                return True
-    return False
+    return any(criterion.kind == "state" and criterion.check.get("op") == "field_equals"
+               and _record(task.initial_state, criterion.check["service"], criterion.check["entity"],
+                           criterion.check["id"]) is not None
+               and not _named(task.initial_state, criterion.check, folded) for criterion in task.rubric)
 
 
 def _checked_values(task: Task) -> list[tuple[str, Any]]:
@@ -181,11 +186,7 @@ def _trap_named(task: Task, folded: str) -> bool | None:
     targets = [c.check for c in task.rubric if c.check.get("op") == "trap_untouched" and c.id not in branch]
     if not targets:
         return None
-    for check in targets:
-        record = _record(task.initial_state, check["service"], check["entity"], check["id"])
-        if record is not None and _named(record, check["id"], folded):
-            return True
-    return False
+    return any(_named(task.initial_state, check, folded) for check in targets)
 
 
 def _added(task: Task) -> list[dict[str, Any]]:

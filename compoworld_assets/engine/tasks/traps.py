@@ -4,9 +4,6 @@ Each kind changes the world (and, for some, the gold plan) so that a plausible w
 something the rubric's negative criterion forbids, and records that wrong plan on the task so the
 gate can check the trap is reachable (:func:`~compoworld_assets.engine.tasks.gate.self_test`).
 
-* ``near_duplicate`` — a look-alike of a record the user names by id (same name, another email or
-  date) is inserted so that it sorts first; acting on it, or carrying its email on, is the trap.
-  Wrong plan: the gold plan with the look-alike's id.
 * ``on_hold`` — a copy of the first record a look-up returns, which the plan then updates or
   deletes, is inserted before it and put on hold by a house rule; the gold plan takes the next
   record. Wrong plan: take the first one.
@@ -46,10 +43,8 @@ from compoworld_assets.engine.tasks.plan_exec import (
 )
 from compoworld_assets.engine.tasks.rubrics import GoldRun, evaluate_criterion
 
-KINDS = ("near_duplicate", "on_hold", "do_not_email", "threshold")
+KINDS = ("on_hold", "do_not_email", "threshold")
 HOLD_VALUES = ("on_hold", "hold", "paused", "blocked", "suspended")
-DISPLAY_TYPES = ("person_name", "company_name")
-DISPLAY_NAMES = ("name", "title", "subject", "full_name")
 _FIRST = re.compile(r"^items\[0\]")
 
 
@@ -125,33 +120,6 @@ def _effects(initial: WorldState, final: WorldState) -> list[tuple[str, str, str
     changed would keep a gold run whose listing now hands the look-alike's id or email to a write."""
     return [(c.kind, c.service, c.entity, c.id, _record(final, c.service, c.entity, c.id))
             for c in initial.diff(final)]
-
-
-def _near_duplicate(task: Task, specs: Mapping[str, ServiceSpec], gold: GoldRun,
-                    rng: random.Random) -> TrapDraft | None:
-    for step in task.plan.steps:
-        spec = specs[step.service_id]
-        tool = spec.tool(step.tool)
-        key = spec.key_parameter(tool)
-        binding = step.args.get(key or "")
-        if tool.effect not in (Effect.READ, Effect.UPDATE, Effect.DELETE) or binding is None \
-                or binding.kind == "step_output":
-            continue
-        entity = spec.entity(tool.entity or "")
-        record = _record(task.initial_state, spec.id, entity.name, binding.value)
-        display = next((f.name for f in entity.fields if f.type in DISPLAY_TYPES or f.name in DISPLAY_NAMES), None)
-        if record is None or display is None or not record.get(display):
-            continue
-        twin, value = _look_alike(record, spec, entity.name, task, gold, rng)
-        if twin is None:
-            continue
-        noun = entity_noun(spec, entity.name)
-        rule = (f"Several {plural_of(noun)} share the name {record[display]}: the one meant is "
-                f"{noun} {record['id']}; leave {twin['id']} alone.")
-        wrong = _with_step(task.plan, step.index, key or "", ArgBinding(kind="user_known", value=twin["id"],
-                                                                        type=binding.type))
-        return _draft("near_duplicate", task, task, spec, entity.name, twin, value, rule, wrong)
-    return None
 
 
 def _on_hold(task: Task, specs: Mapping[str, ServiceSpec], gold: GoldRun, rng: random.Random) -> TrapDraft | None:
@@ -280,31 +248,6 @@ def _hold_field(spec: ServiceSpec, entity: str, lookup: PlanStep) -> tuple[str, 
     return None
 
 
-def _look_alike(record: dict[str, Any], spec: ServiceSpec, entity: str, task: Task, gold: GoldRun,
-                rng: random.Random) -> tuple[dict[str, Any] | None, str | None]:
-    """A copy of ``record`` (id sorting first) that differs in an email, else in a date or amount."""
-    fields = spec.entity(entity).fields
-    twin = {**record, "id": _first_id(record["id"])}
-    email = next((f for f in fields if effective_type(f) == "email" and record.get(f.name)), None)
-    if email is not None:
-        person = _stranger(task, record, gold, rng)
-        if person is None:
-            return None, None
-        twin[email.name] = person.email
-        return twin, person.email
-    other = next((f for f in fields if effective_type(f) in ("date", "money") and record.get(f.name) is not None), None)
-    if other is None:
-        return None, None
-    value = record[other.name]
-    twin[other.name] = round(value * 1.1 + 1, 2) if isinstance(value, (int, float)) else _year_before(value)
-    return twin, None
-
-
-def _year_before(value: str) -> str:
-    year, rest = value[:4], value[4:]
-    return f"{int(year) - 1}{rest}" if year.isdigit() else value
-
-
 def _stranger(task: Task, record: dict[str, Any], gold: GoldRun, rng: random.Random):
     """A person of the world whose email appears nowhere in the record or the gold run."""
     taken = {str(v).casefold() for v in record.values()}
@@ -337,8 +280,7 @@ def _criterion(kind: str, service: str, entity: str, record: dict[str, Any], val
                noun: str) -> Criterion:
     check = {"op": "trap_untouched", "service": service, "entity": entity, "id": record["id"],
              "record_hash": content_hash(record)}
-    words = {"near_duplicate": f"leaves the look-alike {noun} {record['id']} alone",
-             "on_hold": f"leaves the on-hold {noun} {record['id']} alone",
+    words = {"on_hold": f"leaves the on-hold {noun} {record['id']} alone",
              "do_not_email": f"never contacts {value}"}[kind]
     if value is not None:
         check["value"] = value
@@ -398,5 +340,5 @@ def _round_down(value: float) -> float:
 
 
 BUILDERS: dict[str, Callable[[Task, Mapping[str, ServiceSpec], GoldRun, random.Random], TrapDraft | None]] = {
-    "near_duplicate": _near_duplicate, "on_hold": _on_hold, "do_not_email": _do_not_email, "threshold": _threshold,
+    "on_hold": _on_hold, "do_not_email": _do_not_email, "threshold": _threshold,
 }

@@ -10,6 +10,7 @@ from compoworld_assets.engine.library import builtin_specs
 from compoworld_assets.engine.tasks.difficulty import level_of, parse_mix, plan_level, task_difficulty
 from compoworld_assets.engine.tasks.graph import build_dependency_graph
 from compoworld_assets.engine.tasks.instantiate import TaskConfig, draft_task, instantiate_task
+from compoworld_assets.engine.tasks.model import ArgBinding, Plan, PlanStep
 from compoworld_assets.engine.tasks.preview import pick, tasks_markdown
 from compoworld_assets.engine.tasks.sampling import WalkConfig, sample_plans
 
@@ -24,8 +25,12 @@ def test_features_count_what_makes_a_task_hard(email_plan, tiny_specs):
 
 
 def test_a_trap_raises_the_level(email_plan, tiny_built, runtime_for):
+    """Email the first customer listed: a house rule may forbid writing to that one (``do_not_email``)."""
     specs = {s: b.spec for s, b in tiny_built.items()}
-    trapped = instantiate_task(email_plan, tiny_built, 3, "train", runtime_for, config=TaskConfig(min_distractors=1))
+    listed = Plan(steps=[PlanStep(index=0, service_id="shop", tool="list_customers", args={}),
+                         email_plan.steps[1].model_copy(update={"args": {**email_plan.steps[1].args, "to": ArgBinding(
+                             kind="step_output", step=0, path="items[0].email", type="email")}})])
+    trapped = instantiate_task(listed, tiny_built, 3, "train", runtime_for, config=TaskConfig(min_distractors=1))
     plain = trapped.model_copy(update={"traps": []})
     assert trapped.traps and task_difficulty(trapped, specs)["points"] == task_difficulty(plain, specs)["points"] + 2
 

@@ -1,6 +1,7 @@
 import pytest
 
 from compoworld_assets.engine.tasks.instantiate import TaskConfig, instantiate_task
+from compoworld_assets.engine.tasks.model import ArgBinding, Plan, PlanStep
 from compoworld_assets.engine.tasks.plan_exec import execute_plan
 from compoworld_assets.engine.tasks.rubrics import evaluate_rubric, rubric_score, same_value
 
@@ -16,7 +17,7 @@ def _ops(task):
 
 
 def test_rubric_follows_the_plan(email_task):
-    assert _ops(email_task) == {"record_exists", "answer_equals", "no_collateral", "trap_untouched"}
+    assert _ops(email_task) == {"record_exists", "answer_equals", "no_collateral"}  # by id: no trap fits
     created = next(c for c in email_task.rubric if c.check["op"] == "record_exists")
     assert created.kind == "state" and created.check["match"]["subject"] == "Your order"
     customer = email_task.plan.steps[0].args["customer_id"].value
@@ -58,13 +59,20 @@ def test_collateral_damage_zeroes_the_score(email_task, runtime_for):
     assert rubric_score(email_task, results) == 0.0
 
 
-def test_touching_the_trap_record_zeroes_the_score(email_task, runtime_for):
-    _, final, answer = execute_plan(email_task, runtime_for(email_task))
-    trap = next(c for c in email_task.rubric if c.check["op"] == "trap_untouched")
-    assert any(trap.check["id"] in rule for rule in email_task.house_rules)
+def test_touching_the_trap_record_zeroes_the_score(tiny_built, runtime_for):
+    """Pay a customer's first open order: the house rules put a look-alike of it on hold."""
+    pay_first_order = Plan(steps=[
+        PlanStep(index=0, service_id="shop", tool="list_orders", args={"customer_id": ArgBinding(
+            kind="user_known", path="shop.Order.customer_id", type="shop.Customer.id")}),
+        PlanStep(index=1, service_id="shop", tool="pay_order", args={"order_id": ArgBinding(
+            kind="step_output", step=0, path="items[0].id", type="shop.Order.id")})])
+    task = instantiate_task(pay_first_order, tiny_built, 3, "train", runtime_for, config=TaskConfig(min_distractors=1))
+    _, final, answer = execute_plan(task, runtime_for(task))
+    trap = next(c for c in task.rubric if c.check["op"] == "trap_untouched")
+    assert any(trap.check["id"] in rule for rule in task.house_rules)
     final = final.snapshot()  # states are values: a copy to change
-    final.services[trap.check["service"]].tables[trap.check["entity"]][trap.check["id"]]["subject"] = "Edited"
-    results = {r.id: r.passed for r in evaluate_rubric(email_task, final, answer)}
+    final.services[trap.check["service"]].tables[trap.check["entity"]][trap.check["id"]]["status"] = "paid"
+    results = {r.id: r.passed for r in evaluate_rubric(task, final, answer)}
     assert results[trap.id] is False and results["no_collateral"] is False
 
 

@@ -64,7 +64,8 @@ def test_generated_heldout_tasks_use_only_trained_services_and_transfer_tasks_ar
     from compoworld_assets.engine.rollout.library_world import build_library
     from compoworld_assets.engine.tasks.pipeline import GenerationConfig
 
-    library = build_library(("crm", "helpdesk", "mail", "invoicing", "calendar"))
+    # enough services that workflows span several combinations, so half of them can be held out
+    library = build_library(("crm", "helpdesk", "mail", "invoicing", "calendar", "docs", "projects"))
     tasks, _ = library.sample_tasks(60, 4, GenerationConfig(heldout_fraction=0.5, transfer_services=("calendar",)))
     trained = {s for t in tasks if t.split == "train" for s in t.services}
     heldout = [t for t in tasks if t.split == "heldout"]

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import pytest
 
+from compoworld_assets.engine.tasks import traps
 from compoworld_assets.engine.tasks.gate import self_test
 from compoworld_assets.engine.tasks.goal import GoalWriter
 from compoworld_assets.engine.tasks.instantiate import TaskConfig, instantiate_task
@@ -79,25 +80,13 @@ def check_bites(made, runtime_for):
 
 
 @pytest.mark.parametrize(("kind", "plan"), [
-    ("near_duplicate", pay_then_email_plan), ("on_hold", first_order_plan),
-    ("do_not_email", first_customer_plan), ("threshold", pay_then_email_plan),
+    ("on_hold", first_order_plan), ("do_not_email", first_customer_plan), ("threshold", pay_then_email_plan),
 ])
 def test_the_wrong_plan_falls_into_each_kind_of_trap(kind, plan, tiny_built, runtime_for):
     _, made = trapped(kind, plan(), tiny_built, runtime_for)
     assert made.task.traps[0].kind == kind and made.criterion.kind == "negative"
     assert made.task.traps[0].rule in made.task.house_rules
     check_bites(made, runtime_for)
-
-
-def test_near_duplicate_looks_alike_and_sorts_first(tiny_built, runtime_for):
-    original, made = trapped("near_duplicate", pay_then_email_plan(), tiny_built, runtime_for)
-    customer = original.plan.steps[0].args["customer_id"].value
-    table = made.task.initial_state.services["shop"].tables["Customer"]
-    twin = table["cus_0000"]
-    assert min(table) == "cus_0000" and twin["full_name"] == table[customer]["full_name"]
-    assert twin["email"] != table[customer]["email"]
-    result = check_bites(made, runtime_for)
-    assert twin["email"] in result.detail, "emailing the look-alike is what fails"
 
 
 def test_on_hold_shifts_the_gold_plan_past_the_held_record(tiny_built, runtime_for):
@@ -151,10 +140,19 @@ def order_for_the_first_listed_customer_plan() -> Plan:
 
 
 def test_a_trap_that_changes_what_the_gold_plan_writes_is_refused(tiny_built, runtime_for):
-    """The look-alike sorts first, so the gold plan's listing now hands its id to the new order: the same
-    records change and the trap's criterion passes, yet the gold run orders for the look-alike."""
+    """A look-alike of the looked-up customer that sorts first makes the gold plan's listing hand its id to the
+    new order: the same records change and the trap's criterion passes, yet the gold run orders for the
+    look-alike, so the trap is refused."""
     task = instantiate_task(order_for_the_first_listed_customer_plan(), tiny_built, 3, "train", runtime_for,
                             config=TaskConfig(min_distractors=1, traps=False))
     calls, final, answer = execute_plan(task, runtime_for(task))
-    specs = {sid: b.spec for sid, b in tiny_built.items()}
-    assert make_trap("near_duplicate", task, specs, GoldRun(calls, final, answer), runtime_for) is None
+    spec = tiny_built["shop"].spec
+    looked_up = task.initial_state.services["shop"].tables["Customer"][calls[0].arguments["customer_id"]]
+    twin = {**looked_up, "id": "cus_0000", "email": "someone.else@example.com"}
+    emails_the_twin = traps._with_step(task.plan, 3, "to", ArgBinding(kind="constant", value=twin["email"]))
+    draft = traps._draft("do_not_email", task, task, spec, "Customer", twin, twin["email"],
+                         "Never contact someone.else@example.com.", emails_the_twin)
+    gold = GoldRun(calls, final, answer)
+    assert traps.falls_into(draft.task, draft.criterion, traps.Trap(kind="do_not_email", rule=draft.rule,
+                            criterion_id=draft.criterion.id, wrong_plan=emails_the_twin), runtime_for(draft.task))
+    assert traps._checked(draft, task, gold, runtime_for) is None

@@ -23,8 +23,8 @@ from compoworld_assets.engine.canonical import content_hash
 from compoworld_assets.engine.library.builder import plural_of
 from compoworld_assets.engine.library.intents import entity_noun, field_words, intent_for
 from compoworld_assets.engine.library.population import Person, Population
-from compoworld_assets.engine.library.seeding import FUTURE_WORDS, seed_world
-from compoworld_assets.engine.library.wording import words
+from compoworld_assets.engine.library.seeding import seed_world
+from compoworld_assets.engine.library.wording import a_or_an
 from compoworld_assets.engine.runtime.state import WorldState
 from compoworld_assets.engine.specs.model import ServiceSpec
 from compoworld_assets.engine.tasks.instantiate import COLLATERAL_RULE, TaskGenerationError, task_id_for
@@ -302,8 +302,9 @@ def _rule_pointer(scene: Scene, title: str) -> str:
     book = scene.draft.rulebook
     assert book is not None
     noun = entity_noun(scene.specs[book.service], book.entity)
-    return (f'Our {words_for.team_of(scene.specs[scene.draft.case.service].domain)} rules are in the "{title}" '
-            f"{noun} in {scene.specs[book.service].name}; they override anything I say here.")
+    return scene.rng.choice(words_for.RULE_POINTERS).format(
+        team=words_for.team_of(scene.specs[scene.draft.case.service].domain), title=title, noun=noun,
+        service=scene.specs[book.service].name)
 
 
 # -- messages ---------------------------------------------------------------------------------------------------------
@@ -375,9 +376,9 @@ def _acted(scene: Scene, lookup: int, index: int) -> dict[str, ArgBinding]:
 
 def _opener(scene: Scene, me: Person) -> str:
     rng = scene.rng
-    title = rng.choice(words_for.ROLE_TITLES)
-    return (f"{rng.choice(words_for.GREETINGS)}, it's {me.full_name} ({me.email}), {Words.of(scene).team} "
-            f"{title} at {scene.population.home_company.name}.")
+    return rng.choice(words_for.OPENERS).format(
+        greeting=rng.choice(words_for.GREETINGS), name=me.full_name, email=me.email,
+        role=f"{Words.of(scene).team} {rng.choice(words_for.ROLE_TITLES)}", company=scene.population.home_company.name)
 
 
 def reconcile(scene: Scene) -> Built:
@@ -626,16 +627,19 @@ def sweep(scene: Scene) -> Built:
     meets = set(matching) | ({held} if held else set())
     for record_id in ids:
         rows[record_id][case.status] = ready if record_id in picked else rng.choice(others)
-    if case.date is not None:  # a date passed reads as a reason; an amount line only where there is no date
-        ahead = bool(set(words(case.date)) & FUTURE_WORDS)  # a due date passed is overdue; a past one, stale
-        cutoff = scene.today if ahead else scene.today - timedelta(days=rng.choice((14, 21, 30, 45)))
+    if words_for.condition_basis(case) == "date":
+        ahead = words_for.passed_date_kind(case.date) != "past"  # a due date passed is overdue; a past one, stale
+        # a stale record is months old: weeks are no reason to retire or chase anything
+        cutoff = scene.today if ahead else scene.today - timedelta(days=rng.choice((60, 90, 120)))
         for record_id in ids:
             before = record_id in meets or (record_id not in picked and rng.random() < 0.5)
             day = cutoff - timedelta(days=rng.randint(1, 30)) if before else \
                 min(cutoff + timedelta(days=rng.randint(0, 20)), scene.today + timedelta(days=60) if ahead else
                     scene.today - timedelta(days=1))
             rows[record_id][case.date] = _dated(rows[record_id].get(case.date) or "2026-01-01", day)
-        condition, line_words = f"with a {w.date} before {cutoff.isoformat()}", f"before {cutoff.isoformat()}"
+        condition, line_words = ((f"whose {w.date} has passed", f"past their {w.date}") if cutoff == scene.today else
+                                 (f"with {a_or_an(w.date)} {w.date} before {cutoff.isoformat()}",
+                                  f"before {cutoff.isoformat()}"))
         basis = "due" if ahead else "stale"
     else:
         assert case.amount is not None
@@ -790,13 +794,14 @@ def approval_gate(scene: Scene) -> Built:
                             me.email))
         criteria.append(_sent(scene, emails[record_id], label, "tells the requester where it stands"))
         person = scene.person(emails[record_id])
-        told.append(f"{person.full_name if person else emails[record_id]} asked us to {_verb(scene, f'{w.noun} {label}')}")
+        quoted = f'the {w.noun} "{label}"'
+        told.append(f"{person.full_name if person else emails[record_id]} asked us to {_verb(scene, quoted)}")
     asks = "; ".join(told[:-1]) + ("; and " if count > 1 else "") + told[-1]
     revised_words = " (it has been revised over time: the most recent version is the one that counts)" if revised else ""
     request = (f"{_opener(scene, me)} {_reason(scene, 'approval_gate')} {asks[0].upper() + asks[1:]}. Please handle "
                f"{'each request' if count > 1 else 'it'} under our approval policy, the \"{title}\" "
                f"{entity_noun(scene.specs[book.service], book.entity)} in {scene.specs[book.service].name}"
-               f"{revised_words}, and email {'each requester' if count > 1 else 'them'} from my address to say where "
+               f"{revised_words}, and email {'each requester' if count > 1 else first} from my address to say where "
                f"their request stands, naming the {w.noun} by its {w.label}. {rng.choice(words_for.SIGN_OFFS)}")
     if count == 1:
         record_id = requests[0]

@@ -49,9 +49,10 @@ TERMINAL_WORDS = frozenset({"cancelled", "canceled", "void", "voided", "closed",
 # Terminal statuses a record reaches by being finished, not called off.
 FINISHED_WORDS = frozenset({"closed", "done", "completed", "resolved", "paid", "returned", "won", "hired",
                             "refunded", "finished", "delivered"})
-# A witness status that says the work its case stands for is done.
+# A witness status that says the work its case stands for is done (an approval or a confirmation says only that
+# the witness itself may go ahead: an approved time entry does not finish its project).
 DONE_WORDS = frozenset({"succeeded", "completed", "paid", "delivered", "done", "resolved", "closed", "signed",
-                        "approved", "won", "accepted", "published", "returned", "confirmed", "settled"})
+                        "won", "accepted", "published", "returned", "settled"})
 HOLD_WORDS = frozenset({"hold", "paused", "blocked", "suspended", "disputed", "frozen"})
 DATE_TYPES = ("date", "datetime")
 

@@ -15,7 +15,13 @@ from compoworld_assets.engine.library.wording import words
 from compoworld_assets.engine.specs.model import ServiceSpec
 from compoworld_assets.engine.tasks.workflows.build import WorkflowDraft
 from compoworld_assets.engine.tasks.workflows.casting import Cast, cast_library
-from compoworld_assets.engine.tasks.workflows.patterns import LEVELS, PATTERNS, Pattern, move_kind
+from compoworld_assets.engine.tasks.workflows.patterns import (
+    LEVELS,
+    PATTERNS,
+    Pattern,
+    condition_basis,
+    move_kind,
+)
 
 LEVEL_WEIGHTS = (0.25, 0.40, 0.35)
 
@@ -29,7 +35,7 @@ def combinations(pattern: Pattern, cast: Cast) -> list[tuple]:
         # a rank is by amount or date; calling off the one with the earliest date is no reason, the costliest is
         unranked = case.amount is None and (case.date is None or move_kind(case.target) == "stop")
         if ("amount" in pattern.needs and case.amount is None) or ("contact" in pattern.needs and case.contact is None) \
-                or ("rank" in pattern.needs and unranked):
+                or ("rank" in pattern.needs and unranked) or ("condition" in pattern.needs and not condition_basis(case)):
             continue
         channels = [c for c in cast.channels if (c.service, c.entity) != (case.service, case.entity)]
         books = [b for b in cast.rulebooks if (b.service, b.entity) != (case.service, case.entity)]

@@ -11,7 +11,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from compoworld_assets.engine.library.wording import words
-from compoworld_assets.engine.tasks.workflows.casting import move_kind
+from compoworld_assets.engine.tasks.workflows.casting import CaseKind, move_kind
 
 __all__ = ["LEVELS", "PATTERNS", "Pattern", "move_kind", "team_of"]
 
@@ -21,7 +21,8 @@ LEVELS = ("easy", "medium", "hard")
 @dataclass(frozen=True)
 class Pattern:
     """``moves``: the kinds of status change (:func:`move_kind`) the pattern reads naturally with; ``needs``:
-    the case fields it decides on (``amount``, ``contact``, ``rank``: an amount or a date); ``follow_up``: whether
+    the case fields it decides on (``amount``, ``contact``, ``rank``: an amount or a date, ``condition``: a
+    :func:`condition_basis`); ``follow_up``: whether
     it opens work for a colleague (an approval); ``witness``: whether it reads another system's records of the
     same cases (a reconciliation); ``rules``: the levels at which it consults a policy in a rulebook (the policy
     names people, so only for cases that concern someone); ``avoid``: words of target statuses the pattern does
@@ -38,22 +39,28 @@ class Pattern:
     avoid: frozenset[str] = frozenset()
 
 
+# Statuses that record what happened outside the system (a parcel arrived, a customer paid, a deal was won): nobody
+# sets them by rank, by a cut-off or on request, only on evidence (a reconciliation's witness).
+EVENT_WORDS = frozenset({"delivered", "paid", "returned", "won", "lost", "hired", "refunded", "received", "signed",
+                         "accepted", "succeeded", "bounced", "failed", "churned", "expired", "overdue"})
+
 PATTERNS: tuple[Pattern, ...] = (
     Pattern("priority_pick", "rank the open cases, act on the top one the rules allow, tell whoever it concerns",
             ("ranking", "sequential-dependency", "cross-env-data-flow", "notification"),
             frozenset({"advance", "stop", "close"}), frozenset({"contact", "rank"}),
-            rules=frozenset({"medium", "hard"})),
+            rules=frozenset({"medium", "hard"}), avoid=EVENT_WORDS),
     Pattern("sweep", "act on every case that meets a condition (a date passed, an amount over a line), skip what "
             "the rules protect, report how many",
             ("bulk-action", "aggregation", "sequential-dependency", "cross-env-data-flow", "notification"),
-            frozenset({"advance", "stop", "close"}), frozenset({"rank"}), rules=frozenset({"medium", "hard"})),
+            frozenset({"advance", "stop", "close"}), frozenset({"rank", "condition"}), rules=frozenset({"medium", "hard"}),
+            avoid=EVENT_WORDS),
     Pattern("approval_gate", "handle requests whose route depends on a limit kept in a policy: act, or ask for "
             "approval", ("conditional", "policy-lookup", "cross-env-constraint", "sequential-dependency",
                          "notification"),
             frozenset({"advance", "stop", "close"}), frozenset({"amount", "contact"}), follow_up=True,
             rules=frozenset({"easy", "medium", "hard"}),
-            avoid=frozenset({"rejected", "declined", "denied", "failed", "lost", "bounced", "churned", "expired",
-                             "overdue", "escalated", "blocked", "trash", "retired", "suspended"})),
+            avoid=EVENT_WORDS | {"rejected", "declined", "denied", "escalated", "blocked", "trash", "retired",
+                                 "suspended"}),
 )
 PATTERNS += (
     Pattern("reconcile", "bring one system in line with another that already records the work as done",
@@ -78,7 +85,33 @@ ROLE_TITLES = ("lead", "manager", "coordinator", "specialist", "analyst")
 # How people speak of a record's date, by the words of its field (the rest: the field's words, with "date").
 DATE_WORDS = {"created": "creation date", "updated": "last update", "modified": "last update",
               "submitted": "submission date", "sent": "send date", "posted": "posting date", "opened": "opening date",
-              "applied": "application date", "joined": "joining date", "purchased": "purchase date"}
+              "applied": "application date", "joined": "joining date", "purchased": "purchase date",
+              "closes": "closing date", "close": "closing date", "ends": "end date", "expires": "expiry date",
+              "starts": "start date", "opens": "opening date"}
+# What a date that passed says about a record, by the words of its field: its life ended (a closing or end date),
+# its work fell due, or it was meant to start; any other date is when something happened (old records are stale).
+ENDING_WORDS = frozenset({"closes", "close", "ends", "end", "expires", "expiry"})
+DUE_WORDS = frozenset({"due", "deadline", "expected", "estimated", "renewal"})
+START_WORDS = frozenset({"start", "starts", "scheduled", "departure", "pickup", "check", "launch", "opens"})
+# The passed dates that call for each kind of move: nothing is opened because its closing date passed, finished
+# because it fell due, or called off or closed because it was meant to start.
+PASSED_DATES_FOR = {"advance": ("start", "due", "past"), "close": ("ending", "past"), "stop": ("ending", "due", "past"),
+                    "hold": ()}
+
+
+def passed_date_kind(field: str) -> str:
+    """``ending``, ``due``, ``start`` or ``past`` (see above)."""
+    parts = set(words(field))
+    return next((kind for kind, known in (("ending", ENDING_WORDS), ("due", DUE_WORDS), ("start", START_WORDS))
+                 if parts & known), "past")
+
+
+def condition_basis(case: CaseKind) -> str | None:
+    """What a sweep's condition reads: ``date`` (the case's date passed a cut-off, where that calls for the move:
+    :data:`PASSED_DATES_FOR`), else ``amount`` (over a line); None where neither reads as a reason."""
+    if case.date is not None and passed_date_kind(case.date) in PASSED_DATES_FOR[move_kind(case.target)]:
+        return "date"
+    return "amount" if case.amount is not None else None
 
 
 def date_phrase(field: str) -> str:
@@ -124,7 +157,7 @@ REASONS: dict[tuple[str, ...], tuple[str, ...]] = {
     ),
     ("priority_pick", "close"): (
         "We're closing out the {period} numbers and I want the {noun} with the {rank} settled first.",
-        "The {day} report should show the {noun} with the {rank} as finished; everything else can wait.",
+        "The {noun} with the {rank} is the one people keep asking me about, so let's finish it first.",
         "Before {day} I need the {noun} with the {rank} wrapped up.",
     ),
     ("sweep", "close"): (
@@ -222,6 +255,19 @@ REASONS.update({
 DAYS = ("Friday", "Thursday", "Monday", "Wednesday")
 PERIODS = ("monthly", "quarterly", "end-of-quarter", "mid-year")
 GREETINGS = ("Hi", "Hello", "Hi there", "Morning")
+# Who writes. Placeholders: {greeting}, {name}, {email}, {role} (team and title), {company}.
+OPENERS = (
+    "{greeting}, it's {name} ({email}), {role} at {company}.",
+    "{greeting}, this is {name}, {role} at {company} (my address is {email}).",
+    "{greeting}, I'm {name}, the {role} at {company}; my address is {email}.",
+    "{greeting}, my name is {name}; I'm the {role} at {company} ({email}).",
+)
+# Where the house rules are. Placeholders: {team}, {title}, {noun}, {service}.
+RULE_POINTERS = (
+    'Please follow our {team} house rules while you do it: they are in the "{title}" {noun} in {service}.',
+    'Our {team} rules (the "{title}" {noun} in {service}) apply here, so read them before you change anything.',
+    'The "{title}" {noun} in {service} has our {team} rules; please stick to them.',
+)
 SIGN_OFFS = ("Thanks!", "Thanks a lot.", "Much appreciated.", "Thank you.")
 # A message's body, from the facts of what was done. Placeholders: {first}, {noun}, {label}, {state}, {why}, {me}.
 NOTICES = (
