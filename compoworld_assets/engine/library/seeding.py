@@ -15,7 +15,7 @@ from __future__ import annotations
 import copy
 import random
 import re
-from collections.abc import Iterable
+from collections.abc import Collection, Iterable, Mapping
 from dataclasses import dataclass
 from datetime import date, datetime, timedelta
 from functools import lru_cache
@@ -82,12 +82,15 @@ INTEGER_RANGES = {"quantity": (1, 20), "seats": (5, 200), "capacity": (2, 30), "
 
 def seed_service_state(spec: ServiceSpec, population: Population, seed: int,
                        rows_per_entity: int = DEFAULT_ROWS,
-                       peers: Iterable[ServiceSpec] = ()) -> ServiceState:
+                       peers: Iterable[ServiceSpec] = (),
+                       entities: Collection[str] | None = None) -> ServiceState:
     """Fill every entity table of ``spec`` with ``rows_per_entity`` valid, connected rows; an entity
     the spec brings seed records for (``ServiceSpec.seed_records``) holds exactly those.
 
     ``peers`` are the other services of the world; references into them (or into the
-    built-in library) use their id prefixes.
+    built-in library) use their id prefixes. ``entities``, when given, are the only tables filled (the
+    others start empty; pass a set closed under references, :func:`with_referenced`): an entity's rows
+    are the same whichever others are filled.
     """
     if rows_per_entity < 0:
         raise ValueError("rows_per_entity must be >= 0")
@@ -96,6 +99,8 @@ def seed_service_state(spec: ServiceSpec, population: Population, seed: int,
     given = spec.seed_records or {}
     ready_by_entity = ready_statuses(spec)
     for entity in spec.entities:
+        if entities is not None and entity.name not in entities:
+            continue
         if entity.name in given:  # the spec's own data (seed_data.py), as it is
             state.tables[entity.name] = copy.deepcopy(given[entity.name])
             state.counters[entity.name] = len(given[entity.name])
@@ -115,13 +120,33 @@ def seed_service_state(spec: ServiceSpec, population: Population, seed: int,
 
 
 def seed_world(specs: Iterable[ServiceSpec], seed: int, rows_per_entity: int = DEFAULT_ROWS,
-               population: Population | None = None) -> WorldState:
-    """Seed every service of one world from one population (generated from ``seed`` if not given)."""
+               population: Population | None = None,
+               entities: Mapping[str, Collection[str]] | None = None) -> WorldState:
+    """Seed every service of one world from one population (generated from ``seed`` if not given); with
+    ``entities``, only those tables of the services it names (see :func:`seed_service_state`)."""
     specs = list(specs)
     population = population or Population.generate(seed)
     return WorldState(services={
-        spec.id: seed_service_state(spec, population, seed, rows_per_entity, peers=specs) for spec in specs
+        spec.id: seed_service_state(spec, population, seed, rows_per_entity, peers=specs,
+                                    entities=None if entities is None or spec.id not in entities
+                                    else with_referenced(spec, entities[spec.id]))
+        for spec in specs
     })
+
+
+def with_referenced(spec: ServiceSpec, names: Iterable[str]) -> set[str]:
+    """``names`` and every entity of ``spec`` their records refer to, directly or through another."""
+    known = {e.name: e for e in spec.entities}
+    found: set[str] = set()
+    todo = list(names)
+    while todo:
+        name = todo.pop()
+        if name in found or name not in known:
+            continue
+        found.add(name)
+        todo += [parse_entity_ref(f.type)[1] for f in known[name].fields
+                 if isinstance(f.type, str) and is_entity_ref(f.type) and parse_entity_ref(f.type)[0] == spec.id]
+    return found
 
 
 def record_id(id_prefix: str, index: int) -> str:

@@ -17,6 +17,7 @@ Tasks that fail are quarantined with the reasons.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from datetime import date, datetime, timedelta
 from typing import Any, Literal
 
@@ -24,7 +25,7 @@ from pydantic import BaseModel, Field
 
 from compoworld_assets.engine.canonical import canonical_json, plain_canonical_json
 from compoworld_assets.engine.runtime.state import ServiceState, WorldState
-from compoworld_assets.engine.tasks.model import ArgBinding, Task
+from compoworld_assets.engine.tasks.model import ArgBinding, PlanStep, Task
 from compoworld_assets.engine.tasks.plan_exec import (
     Checkpoint,
     Override,
@@ -64,7 +65,9 @@ class QuarantinedTask(BaseModel):
     task: Task | None = None
 
 
-def self_test(task: Task, runtime: WorldRuntimeLike) -> GateResult:
+def self_test(task: Task, runtime: WorldRuntimeLike, read_only: Callable[[PlanStep], bool] | None = None) -> GateResult:
+    """The gate's verdict on ``task``. ``read_only`` says which steps' tools only read (by their specs' effects):
+    with it, the steps that only read and whose results nothing reads are not mutated (:func:`_inert_steps`)."""
     reasons: list[str] = []
     scores: dict[str, float] = {}
     if not any(c.kind in POSITIVE_KINDS for c in task.rubric):
@@ -88,11 +91,21 @@ def self_test(task: Task, runtime: WorldRuntimeLike) -> GateResult:
         reasons.append(f"gold scores {scores['gold']:.2f} ({failing})")
     reasons += _unreachable_traps(task, runtime)
     gold_passes = all(r.passed for r in gold_results)
+    inert = _inert_steps(task, read_only) if read_only is not None else set()
     survivors, total = _mutation_survivors(task, runtime, [c.arguments for c in calls], _Outcome(final, answer),
-                                           gold_passes, checkpoints)
+                                           gold_passes, checkpoints, inert)
     scores["mutations_caught"] = (total - len(survivors)) / total if total else 1.0
     reasons += [f"mutation not caught: {m}" for m in survivors]
     return GateResult(passed=not reasons, reasons=reasons, scores=scores)
+
+
+def _inert_steps(task: Task, read_only: Callable[[PlanStep], bool]) -> set[int]:
+    """Steps whose tool only reads and whose results no later argument and no report reads (a policy the agent
+    looks up, a listing it checks): dropping or changing one leaves the final state and the answer as the gold run
+    left them, so no outcome check could tell, and replaying it would only confirm that."""
+    read = {b.step for step in task.plan.steps for b in step.args.values() if b.kind == "step_output"}
+    read |= {b.step for b in task.report_sources.values() if b.kind == "step_output"}
+    return {step.index for step in task.plan.steps if step.index not in read and read_only(step)}
 
 
 def _unreachable_traps(task: Task, runtime: WorldRuntimeLike) -> list[str]:
@@ -150,8 +163,8 @@ class _Outcome:
 
 
 def _mutation_survivors(task: Task, runtime: WorldRuntimeLike, gold_args: list[dict[str, Any]],
-                        gold_outcome: _Outcome, gold_passes: bool,
-                        checkpoints: list[Checkpoint]) -> tuple[list[str], int]:
+                        gold_outcome: _Outcome, gold_passes: bool, checkpoints: list[Checkpoint],
+                        inert: frozenset[int] | set[int] = frozenset()) -> tuple[list[str], int]:
     """Mutations whose outcome differs from the gold one yet pass every criterion, and how many were tried.
 
     A mutation of step k replays from the gold run's checkpoint before step k: the steps before it
@@ -166,7 +179,7 @@ def _mutation_survivors(task: Task, runtime: WorldRuntimeLike, gold_args: list[d
     total = 0
     before = {checkpoint.step: checkpoint for checkpoint in checkpoints}
     mutations: list[tuple[str, int, int | None, Override | None]] = []
-    for step in task.plan.steps:
+    for step in (s for s in task.plan.steps if s.index not in inert):
         mutations.append((f"drop step {step.index} ({step.qualified_name})", step.index, step.index, None))
         for name, binding in sorted(step.args.items()):
             if binding.free:  # the agent's own words: any value is as good as the gold one

@@ -107,9 +107,26 @@ def draft_task(plan: Plan, services: Mapping[str, ServiceSpec | BuiltService], s
 
 def _world(plan: Plan, specs: Mapping[str, ServiceSpec], seed: int,
            config: TaskConfig) -> tuple[list[str], WorldState]:
-    """The distractor services and the seeded initial world of a plan's task (its needed services only)."""
-    world = seed_world([specs[s] for s in plan.services], seed, config.rows_per_entity)
+    """The distractor services and the seeded initial world of a plan's task (its needed services only, and of
+    each the records its steps reach: :func:`_reached`)."""
+    world = seed_world([specs[s] for s in plan.services], seed, config.rows_per_entity, entities=_reached(plan, specs))
     return distractor_services(plan.plan_hash(), plan.services, specs, seed, config), world
+
+
+def _reached(plan: Plan, specs: Mapping[str, ServiceSpec]) -> dict[str, set[str]] | None:
+    """The entities a plan's steps work on and its user-known values are drawn from, by service (the rest of a
+    service's tables start empty); None (every table) when a step's tool names no entity."""
+    found: dict[str, set[str]] = {}
+    for step in plan.steps:
+        entity = specs[step.service_id].tool(step.tool).entity
+        if entity is None:
+            return None
+        found.setdefault(step.service_id, set()).add(entity)
+        for binding in step.args.values():
+            if binding.kind == "user_known" and binding.path and binding.path.count(".") == 2:
+                service_id, table, _ = binding.path.split(".")
+                found.setdefault(service_id, set()).add(table)
+    return found
 
 
 def distractor_services(plan_hash: str, needed: Iterable[str], specs: Mapping[str, ServiceSpec], seed: int,

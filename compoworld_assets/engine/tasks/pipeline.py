@@ -20,7 +20,7 @@ from compoworld_assets.engine.runtime.executor import SandboxLimits
 from compoworld_assets.engine.runtime.mount_order import reuse_order
 from compoworld_assets.engine.runtime.service_runtime import RuntimePool, WorldRuntime
 from compoworld_assets.engine.service_build import BuiltService
-from compoworld_assets.engine.specs.model import ServiceSpec
+from compoworld_assets.engine.specs.model import READ_ONLY_EFFECTS, ServiceSpec
 from compoworld_assets.engine.tasks.gate import QuarantinedTask, self_test
 from compoworld_assets.engine.tasks.goal import shared_nouns
 from compoworld_assets.engine.tasks.graph import built_services_graph
@@ -221,7 +221,9 @@ def _task_from_plan(plan: Plan | WorkflowDraft, built: Mapping[str, BuiltService
         return QuarantinedTask(task_id=task_id, plan_hash=plan.plan_hash(), stage="instantiate",
                                reason="defects: " + ", ".join(defects))
     try:
-        result = self_test(task, runtime_for(task))
+        specs = specs_by_id(built)
+        result = self_test(task, runtime_for(task),
+                           read_only=lambda step: specs[step.service_id].tool(step.tool).effect in READ_ONLY_EFFECTS)
     except Exception as exc:  # noqa: BLE001 - as above
         return _unexpected(plan, task_id, exc)
     if result.passed:

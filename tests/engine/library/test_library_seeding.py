@@ -177,3 +177,19 @@ def test_zero_rows_gives_empty_tables() -> None:
     assert state.tables == {"Item": {}} and state.counters == {"Item": 0}
     with pytest.raises(ValueError):
         seed_service_state(b.build(), Population.generate(1), seed=1, rows_per_entity=-1)
+
+
+def test_a_world_of_some_tables_holds_them_and_what_they_refer_to_as_a_full_world_does() -> None:
+    """Seeding only the tables a task reaches: each seeded table is the one a full world has; the rest are empty."""
+    from compoworld_assets.engine.library.seeding import with_referenced
+
+    spec = builtin_spec("projects")
+    referring = next(e for e in spec.entities if any(
+        is_entity_ref(f.type) and parse_entity_ref(f.type)[0] == spec.id and parse_entity_ref(f.type)[1] != e.name
+        for f in e.fields if f.type))
+    wanted = with_referenced(spec, [referring.name])
+    assert referring.name in wanted and len(wanted) > 1, "the entity and what its records refer to"
+    full = seed_world([spec], 7).services[spec.id]
+    some = seed_world([spec], 7, entities={spec.id: [referring.name]}).services[spec.id]
+    for entity in spec.entities:
+        assert some.tables[entity.name] == (full.tables[entity.name] if entity.name in wanted else {})

@@ -132,3 +132,28 @@ def test_outcomes_compare_as_their_content_hashes_do(gold, other, gold_answer, a
                 state.tables["Other"] = gold_world.services[sid].tables["Other"]
     by_hash = content_hash([gold_world.content_hash(), gold_answer]) == content_hash([world.content_hash(), answer])
     assert _Outcome(gold_world, gold_answer).same(world, answer) == by_hash
+
+
+def test_a_read_nothing_uses_is_not_mutated_and_the_verdict_is_the_same(email_task, runtime_for, monkeypatch):
+    """A look-up whose result nothing reads (a step added before the plan) cannot change the outcome: with the
+    specs' effects the gate skips its mutations, without them it replays them and finds nothing; same verdict."""
+    from compoworld_assets.engine.tasks import gate
+    from compoworld_assets.engine.tasks.model import Plan, PlanStep
+
+    def shifted(binding: ArgBinding) -> ArgBinding:
+        return binding.model_copy(update={"step": binding.step + 1}) if binding.kind == "step_output" else binding
+
+    steps = [PlanStep(index=0, service_id="shop", tool="list_customers", args={})] + [
+        s.model_copy(update={"index": s.index + 1, "args": {n: shifted(b) for n, b in s.args.items()}})
+        for s in email_task.plan.steps]
+    task = email_task.model_copy(update={"plan": Plan(steps=steps), "report_sources": {
+        k: shifted(b) for k, b in email_task.report_sources.items()}})
+    replays = []
+    real = gate.replay_plan
+    monkeypatch.setattr(gate, "replay_plan", lambda *a, **k: replays.append(k.get("skip")) or real(*a, **k))
+    full = self_test(task, runtime_for(task))
+    tried = len(replays)
+    replays.clear()
+    lean = self_test(task, runtime_for(task), read_only=lambda step: step.tool.startswith(("list_", "get_")))
+    assert full.passed and lean.passed and full.scores == lean.scores
+    assert tried - len(replays) == 1 and 0 not in replays, "only the unread listing's drop is left out"

@@ -69,6 +69,17 @@ class WorkflowDraft:
         parts += [part.service for part in (self.rulebook, self.follow_up, self.witness) if part is not None]
         return sorted(set(parts))
 
+    def entities(self) -> dict[str, set[str]]:
+        """The records each service of the task holds, by entity: those its parts read and write (the rest of a
+        service's tables start empty: nothing in the task looks at them, and a large API has a hundred)."""
+        found: dict[str, set[str]] = {}
+        for part in (self.case, self.channel, self.rulebook, self.follow_up, self.witness):
+            if part is not None:
+                found.setdefault(part.service, set()).add(part.entity)
+        if self.follow_up is not None:
+            found[self.follow_up.service] |= {s.parent for s in self.follow_up.slots if s.parent}
+        return found
+
     def plan_hash(self) -> str:
         parts = [asdict(part) if part is not None else None for part in (self.rulebook, self.follow_up)]
         parts += [asdict(self.witness)] if self.witness is not None else []  # drafts without one hash as before
@@ -101,7 +112,8 @@ class Scene:
         self.rng = random.Random(f"workflow:{seed}:{draft.plan_hash()}")
         self.population = Population.generate(seed)
         self.people = {p.email.casefold(): p for p in self.population.everyone()}
-        world = seed_world([specs[s] for s in draft.services], seed, max(rows, MIN_ROWS), self.population)
+        world = seed_world([specs[s] for s in draft.services], seed, max(rows, MIN_ROWS), self.population,
+                           entities=draft.entities())
         self.world = world.snapshot()
         self.steps: list[PlanStep] = []
         self.results: list[dict[str, Any]] = []
@@ -429,7 +441,7 @@ def reconcile(scene: Scene) -> Built:
         day=rng.choice(words_for.DAYS))
     request = (f"{_opener(scene, me)} {reason} Every {field_words(ready)} {w.noun} in {w.service} whose "
                f"{witness_noun} in {witness_spec.name} is {field_words(witness.done)} should be {w.state}: "
-               f"{_verb(scene, 'each of them')}, and leave the others as they are. Once they're done, send "
+               f"{_verb(scene, 'each of them')}, and leave the others as they are. {rng.choice(words_for.THEN_WORDS)}, send "
                f"{boss.full_name} ({boss.email}) one summary from my address listing their {w.label}s. "
                f"{rng.choice(words_for.SIGN_OFFS)}")
     report = {"count": (fixed(len(settled)), f"how many {w.nouns} you marked {w.state}")}
@@ -517,8 +529,10 @@ def priority_pick(scene: Scene) -> Built:
     rows = scene.rows(case.service, case.entity)
     ids = sorted(rows)
     ready, others = _statuses(scene)
-    stop = words_for.move_kind(case.target) == "stop"  # calling off: the costliest first, never the earliest
-    by_amount = case.amount is not None and (case.date is None or stop or rng.random() < 0.65)
+    # calling off: the costliest first, never the earliest; finishing: the oldest first, not the biggest
+    kind = words_for.move_kind(case.target)
+    by_amount = case.amount is not None and (case.date is None or kind == "stop" or
+                                             (kind != "close" and rng.random() < 0.65))
     ruled = draft.rulebook is not None
     top = 4 if draft.level == "hard" else 1
     chosen = sorted(rng.sample(ids, min(len(ids) - 1, {"easy": 3, "medium": 4, "hard": 6}[draft.level])))
@@ -568,23 +582,36 @@ def priority_pick(scene: Scene) -> Built:
     value_field = case.amount if by_amount else case.date
     k = scene.position(lookup, winners[0])
     if top == 1:
-        ask = (f"take the one with the {rank}; {_verb(scene, 'it')}, then email the {contact_words} from my address "
-               f"so they know, naming the {w.noun} by its {w.label}.")
+        ask = rng.choice((
+            (f"In {w.service}, look at our {field_words(ready)} {w.nouns} and take the one with the {rank}; "
+            f"{_verb(scene, 'it')}, then email the {contact_words} from my address so they know, naming the {w.noun} "
+            f"by its {w.label}."),
+            (f"Could you find the {field_words(ready)} {w.noun} in {w.service} with the {rank} and "
+            f"{_verb(scene, 'it')}? Drop the {contact_words} a line from my address afterwards so they know, giving the "
+            f"{w.noun}'s {w.label} so they can tell which one it is."),
+        ))
         report = {_key(f"{w.noun} {w.label}"): (out(lookup, f"items[{k}].{case.label}"), f"the {w.label} of the {w.noun}"),
                   value_key: (out(lookup, f"items[{k}].{value_field}"), f"its {w.amount if by_amount else w.date}")}
     else:
         criteria.append(_summary(scene, boss, me, f"Top {w.nouns}", f"Hi {boss.first_name}, the {COUNTS[top]} "
                                  f"{w.nouns} with the {rank} are now {w.state}: {', '.join(labels)}. {me.full_name}",
                                  labels))
-        ask = (f"take the {COUNTS[top]} with the {rank}; {_verb(scene, 'each of them')}, email each {contact_words} from my "
-               f"address so they know, naming their {w.noun} by its {w.label}, and then send {boss.full_name} "
-               f"({boss.email}) one line listing the {COUNTS[top]}.")
+        ask = rng.choice((
+            (f"In {w.service}, look at our {field_words(ready)} {w.nouns} and take the {COUNTS[top]} with the {rank}; "
+            f"{_verb(scene, 'each of them')}, email each {contact_words} from my address so they know, naming their "
+            f"{w.noun} by its {w.label}, and then send {boss.full_name} ({boss.email}) one line listing the "
+            f"{COUNTS[top]}."),
+            (f"Could you pick out the {COUNTS[top]} {field_words(ready)} {w.nouns} in {w.service} with the {rank} and "
+            f"{_verb(scene, 'each of them')}? Let each {contact_words} know by email from my address, giving their "
+            f"{w.noun}'s {w.label}, and afterwards send {boss.full_name} ({boss.email}) a one-line list of the "
+            f"{COUNTS[top]}."),
+        ))
         report = {_key(f"first {w.noun} {w.label}"): (out(lookup, f"items[{k}].{case.label}"),
                                                       f"the {w.label} of the {w.noun} with the {rank} you acted on"),
                   value_key: (out(lookup, f"items[{k}].{value_field}"), f"its {w.amount if by_amount else w.date}")}
     reasons = "priority_pick" if top == 1 else "priority_pick_batch"
-    request = (f"{_opener(scene, me)} {_reason(scene, reasons, 'amount' if by_amount else 'date', rank=rank)} In {w.service}, look at our "
-               f"{field_words(ready)} {w.nouns} and {ask}{rule} {rng.choice(words_for.SIGN_OFFS)}")
+    request = (f"{_opener(scene, me)} {_reason(scene, reasons, 'amount' if by_amount else 'date', rank=rank)} "
+               f"{ask}{rule} {rng.choice(words_for.SIGN_OFFS)}")
     built = Built(request, report, criteria, decisions=top + int(ruled), rules=int(ruled),
                   capabilities=("policy-lookup", "cross-env-constraint", "disambiguation") if ruled else ())
     if ruled and held is not None:
@@ -680,8 +707,13 @@ def sweep(scene: Scene) -> Built:
     rule = f" {_rule_pointer(scene, title)}" if ruled else ""
     each = (f" Email each {field_words(case.contact or '').removesuffix('email').strip() or 'person concerned'} a "
             f"short note naming their {w.noun} by its {w.label}." if notify else "")
-    request = (f"{_opener(scene, me)} {_reason(scene, 'sweep', basis)} In {w.service}, every {field_words(ready)} {w.noun} "
-               f"{condition} should be {w.state}: {_verb(scene, 'each of them')}.{each} Once they're done, send "
+    sweep_ask = rng.choice((
+        (f"In {w.service}, every {field_words(ready)} {w.noun} {condition} should be {w.state}: "
+        f"{_verb(scene, 'each of them')}."),
+        (f"Please go through the {field_words(ready)} {w.nouns} in {w.service} and {_verb(scene, 'each one')} "
+        f"{condition}; the rest stay as they are."),
+    ))
+    request = (f"{_opener(scene, me)} {_reason(scene, 'sweep', basis)} {sweep_ask}{each} {rng.choice(words_for.THEN_WORDS)}, send "
                f"{boss.full_name} ({boss.email}) one summary from my address listing their {w.label}s.{rule} "
                f"{rng.choice(words_for.SIGN_OFFS)}")
     report = {"count": (fixed(len(matching)), f"how many {w.nouns} you marked {w.state}")}
@@ -798,11 +830,17 @@ def approval_gate(scene: Scene) -> Built:
         told.append(f"{person.full_name if person else emails[record_id]} asked us to {_verb(scene, quoted)}")
     asks = "; ".join(told[:-1]) + ("; and " if count > 1 else "") + told[-1]
     revised_words = " (it has been revised over time: the most recent version is the one that counts)" if revised else ""
-    request = (f"{_opener(scene, me)} {_reason(scene, 'approval_gate')} {asks[0].upper() + asks[1:]}. Please handle "
-               f"{'each request' if count > 1 else 'it'} under our approval policy, the \"{title}\" "
-               f"{entity_noun(scene.specs[book.service], book.entity)} in {scene.specs[book.service].name}"
-               f"{revised_words}, and email {'each requester' if count > 1 else first} from my address to say where "
-               f"their request stands, naming the {w.noun} by its {w.label}. {rng.choice(words_for.SIGN_OFFS)}")
+    policy = (f"the \"{title}\" {entity_noun(scene.specs[book.service], book.entity)} in "
+              f"{scene.specs[book.service].name}{revised_words}")
+    whom = "each requester" if count > 1 else first
+    handle = rng.choice((
+        (f"Please handle {'each request' if count > 1 else 'it'} under our approval policy, {policy}, and email {whom} "
+        f"from my address to say where their request stands, naming the {w.noun} by its {w.label}."),
+        (f"Our approval policy is {policy}; please work through {'them' if count > 1 else 'it'} under it and write "
+        f"to {whom} from my address to tell them where things stand, giving the {w.noun}'s {w.label}."),
+    ))
+    request = (f"{_opener(scene, me)} {_reason(scene, 'approval_gate')} {asks[0].upper() + asks[1:]}. {handle} "
+               f"{rng.choice(words_for.SIGN_OFFS)}")
     if count == 1:
         record_id = requests[0]
         report = {"needs_approval": (fixed(routes[0]), f"whether the {w.noun} needed approval (true or false)"),
@@ -865,9 +903,10 @@ def build_task(draft: WorkflowDraft, specs: Mapping[str, ServiceSpec], seed: int
     scene.runtime_for = mount
     built = BUILDERS[draft.pattern](scene)
     keys = list(built.report)
-    wanted = ", ".join(f"{key} ({what})" for key, (_, what) in built.report.items())
-    instruction = (f"Today is {today}. {built.request}\n\nWhen you are done, reply with a JSON object with exactly the "
-                   f"keys {', '.join(keys)}: {wanted}.")
+    wanted = [f"{what} ({key})" for key, (_, what) in built.report.items()]
+    wanted_words = ", ".join(wanted[:-1]) + (" and " if len(wanted) > 1 else "") + wanted[-1]
+    instruction = (f"Today is {today}. {built.request}\n\nWhen you are done, let me know {wanted_words}: reply with a "
+                   f"JSON object with exactly the keys {', '.join(keys)}.")
     initial = WorldState(services={sid: s for sid, s in scene.world.services.items()})
     task = Task(task_id=task_id, seed=seed, split=split, domain=specs[draft.case.service].domain,
                 services=draft.services, distractor_services=distractors, initial_state=initial,

@@ -210,7 +210,8 @@ def case_kinds(spec: ServiceSpec, tools: list[ToolSpec]) -> list[CaseKind]:
             enum = list(field.enum or [])
             ready = tuple(v for v in enum if v != target and is_live(v) and (allowed is None or v in allowed))
             if move_kind(target) in ("advance", "close") and target in enum:  # a lifecycle moves on, or ends,
-                ready = tuple(v for v in ready if enum.index(v) < enum.index(target)) or ready  # from before it
+                before = tuple(v for v in ready if enum.index(v) < enum.index(target))  # from before it
+                ready = before if move_kind(target) == "advance" else (before or ready)  # never a step back
             key = spec.key_parameter(tool)
             if not ready or key is None or set(tool.required_parameters()) - {key}:
                 continue

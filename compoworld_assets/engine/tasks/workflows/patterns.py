@@ -43,24 +43,25 @@ class Pattern:
 # sets them by rank, by a cut-off or on request, only on evidence (a reconciliation's witness).
 EVENT_WORDS = frozenset({"delivered", "paid", "returned", "won", "lost", "hired", "refunded", "received", "signed",
                          "accepted", "succeeded", "bounced", "failed", "churned", "expired", "overdue"})
+# Verdicts on a record's merits: nobody rejects the largest or the oldest one for being so.
+VERDICT_WORDS = frozenset({"rejected", "declined", "denied"})
 
 PATTERNS: tuple[Pattern, ...] = (
     Pattern("priority_pick", "rank the open cases, act on the top one the rules allow, tell whoever it concerns",
             ("ranking", "sequential-dependency", "cross-env-data-flow", "notification"),
             frozenset({"advance", "stop", "close"}), frozenset({"contact", "rank"}),
-            rules=frozenset({"medium", "hard"}), avoid=EVENT_WORDS),
+            rules=frozenset({"medium", "hard"}), avoid=EVENT_WORDS | VERDICT_WORDS),
     Pattern("sweep", "act on every case that meets a condition (a date passed, an amount over a line), skip what "
             "the rules protect, report how many",
             ("bulk-action", "aggregation", "sequential-dependency", "cross-env-data-flow", "notification"),
             frozenset({"advance", "stop", "close"}), frozenset({"rank", "condition"}), rules=frozenset({"medium", "hard"}),
-            avoid=EVENT_WORDS),
+            avoid=EVENT_WORDS | VERDICT_WORDS),
     Pattern("approval_gate", "handle requests whose route depends on a limit kept in a policy: act, or ask for "
             "approval", ("conditional", "policy-lookup", "cross-env-constraint", "sequential-dependency",
                          "notification"),
             frozenset({"advance", "stop", "close"}), frozenset({"amount", "contact"}), follow_up=True,
             rules=frozenset({"easy", "medium", "hard"}),
-            avoid=EVENT_WORDS | {"rejected", "declined", "denied", "escalated", "blocked", "trash", "retired",
-                                 "suspended"}),
+            avoid=EVENT_WORDS | VERDICT_WORDS | {"escalated", "blocked", "trash", "retired", "suspended"}),
 )
 PATTERNS += (
     Pattern("reconcile", "bring one system in line with another that already records the work as done",
@@ -93,9 +94,9 @@ DATE_WORDS = {"created": "creation date", "updated": "last update", "modified": 
 ENDING_WORDS = frozenset({"closes", "close", "ends", "end", "expires", "expiry"})
 DUE_WORDS = frozenset({"due", "deadline", "expected", "estimated", "renewal"})
 START_WORDS = frozenset({"start", "starts", "scheduled", "departure", "pickup", "check", "launch", "opens"})
-# The passed dates that call for each kind of move: nothing is opened because its closing date passed, finished
-# because it fell due, or called off or closed because it was meant to start.
-PASSED_DATES_FOR = {"advance": ("start", "due", "past"), "close": ("ending", "past"), "stop": ("ending", "due", "past"),
+# The passed dates that call for each kind of move: nothing is opened because its closing date passed or moved on
+# only because it is old, finished because it fell due, or called off or closed because it was meant to start.
+PASSED_DATES_FOR = {"advance": ("start", "due"), "close": ("ending", "past"), "stop": ("ending", "due", "past"),
                     "hold": ()}
 
 
@@ -108,10 +109,12 @@ def passed_date_kind(field: str) -> str:
 
 def condition_basis(case: CaseKind) -> str | None:
     """What a sweep's condition reads: ``date`` (the case's date passed a cut-off, where that calls for the move:
-    :data:`PASSED_DATES_FOR`), else ``amount`` (over a line); None where neither reads as a reason."""
-    if case.date is not None and passed_date_kind(case.date) in PASSED_DATES_FOR[move_kind(case.target)]:
+    :data:`PASSED_DATES_FOR`), else ``amount`` (over a line: the large ones are cut first or moved first, but size
+    is no reason to call work finished); None where neither reads as a reason."""
+    kind = move_kind(case.target)
+    if case.date is not None and passed_date_kind(case.date) in PASSED_DATES_FOR[kind]:
         return "date"
-    return "amount" if case.amount is not None else None
+    return "amount" if case.amount is not None and kind != "close" else None
 
 
 def date_phrase(field: str) -> str:
@@ -248,13 +251,11 @@ REASONS.update({
     ("sweep", "stop", "amount"): (
         "We've been told to cut spending before {day}, and the large {nouns} go first.",
     ),
-    ("sweep", "close", "amount"): (
-        "Audit asked us to settle the large {nouns} first, before the {day} review.",
-    ),
 })
 DAYS = ("Friday", "Thursday", "Monday", "Wednesday")
 PERIODS = ("monthly", "quarterly", "end-of-quarter", "mid-year")
 GREETINGS = ("Hi", "Hello", "Hi there", "Morning")
+THEN_WORDS = ("Once that's done", "When you've finished", "Afterwards")
 # Who writes. Placeholders: {greeting}, {name}, {email}, {role} (team and title), {company}.
 OPENERS = (
     "{greeting}, it's {name} ({email}), {role} at {company}.",
