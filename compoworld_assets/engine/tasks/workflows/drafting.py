@@ -21,6 +21,7 @@ from compoworld_assets.engine.tasks.workflows.patterns import (
     Pattern,
     condition_basis,
     move_kind,
+    spend_cut,
 )
 
 LEVEL_WEIGHTS = (0.25, 0.40, 0.35)
@@ -33,7 +34,8 @@ def combinations(pattern: Pattern, cast: Cast) -> list[tuple]:
         if move_kind(case.target) not in pattern.moves or set(words(case.target)) & pattern.avoid:
             continue
         # a rank is by amount or date; calling off the one with the earliest date is no reason, the costliest is
-        unranked = case.amount is None and (case.date is None or move_kind(case.target) == "stop")
+        unranked = (case.amount is None or move_kind(case.target) == "stop" and not spend_cut(case)) and \
+            (case.date is None or move_kind(case.target) == "stop")
         if ("amount" in pattern.needs and case.amount is None) or ("contact" in pattern.needs and case.contact is None) \
                 or ("rank" in pattern.needs and unranked) or ("condition" in pattern.needs and not condition_basis(case)):
             continue

@@ -94,9 +94,9 @@ DATE_WORDS = {"created": "creation date", "updated": "last update", "modified": 
 ENDING_WORDS = frozenset({"closes", "close", "ends", "end", "expires", "expiry"})
 DUE_WORDS = frozenset({"due", "deadline", "expected", "estimated", "renewal"})
 START_WORDS = frozenset({"start", "starts", "scheduled", "departure", "pickup", "check", "launch", "opens"})
-# The passed dates that call for each kind of move: nothing is opened because its closing date passed or moved on
-# only because it is old, finished because it fell due, or called off or closed because it was meant to start.
-PASSED_DATES_FOR = {"advance": ("start", "due"), "close": ("ending", "past"), "stop": ("ending", "due", "past"),
+# The passed dates that call for each kind of move: a record moves on when its start date comes (not because it is
+# old or fell due), closes when its closing date passes, and is called off when it ended, fell due or went stale.
+PASSED_DATES_FOR = {"advance": ("start",), "close": ("ending", "past"), "stop": ("ending", "due", "past"),
                     "hold": ()}
 
 
@@ -107,14 +107,23 @@ def passed_date_kind(field: str) -> str:
                  if parts & known), "past")
 
 
+# Amounts a business spends (a budget, a price, a rate): the ones that are cut first when spending must fall. An
+# amount owed to it (an invoice's amount due) is never "cut" by voiding the largest.
+SPEND_WORDS = frozenset({"budget", "cost", "price", "rate", "fee", "spend", "salary", "value", "total"})
+
+
+def spend_cut(case: CaseKind) -> bool:
+    """Whether calling off the largest cases reads as cutting spending: a move that stops them, on a spend amount."""
+    return move_kind(case.target) == "stop" and case.amount is not None and bool(set(words(case.amount)) & SPEND_WORDS)
+
+
 def condition_basis(case: CaseKind) -> str | None:
     """What a sweep's condition reads: ``date`` (the case's date passed a cut-off, where that calls for the move:
-    :data:`PASSED_DATES_FOR`), else ``amount`` (over a line: the large ones are cut first or moved first, but size
-    is no reason to call work finished); None where neither reads as a reason."""
-    kind = move_kind(case.target)
-    if case.date is not None and passed_date_kind(case.date) in PASSED_DATES_FOR[kind]:
+    :data:`PASSED_DATES_FOR`), else ``amount`` (over a line, where the large ones are cut first: :func:`spend_cut`;
+    size is no reason to finish or move on work); None where neither reads as a reason."""
+    if case.date is not None and passed_date_kind(case.date) in PASSED_DATES_FOR[move_kind(case.target)]:
         return "date"
-    return "amount" if case.amount is not None and kind != "close" else None
+    return "amount" if spend_cut(case) else None
 
 
 def date_phrase(field: str) -> str:
@@ -244,9 +253,6 @@ REASONS.update({
     ("sweep", "stop", "due"): (
         "{Nouns} whose date has passed without anything happening have to come off the books.",
         "Nothing past its date should still hold a place in our plans, so those have to go.",
-    ),
-    ("sweep", "advance", "amount"): (
-        "Audit asked us to look at the large {nouns} first, before the {day} review.",
     ),
     ("sweep", "stop", "amount"): (
         "We've been told to cut spending before {day}, and the large {nouns} go first.",
