@@ -709,10 +709,10 @@ def sweep(scene: Scene) -> Built:
     each = (f" Email each {field_words(case.contact or '').removesuffix('email').strip() or 'person concerned'} a "
             f"short note naming their {w.noun} by its {w.label}." if notify else "")
     sweep_ask = rng.choice((
-        (f"In {w.service}, every {field_words(ready)} {w.noun} {condition} should be {w.state}: "
-        f"{_verb(scene, 'each of them')}."),
-        (f"Please go through the {field_words(ready)} {w.nouns} in {w.service} and {_verb(scene, 'each one')} "
-        f"{condition}; the rest stay as they are."),
+        (f"In {w.service}, every {field_words(ready)} {w.noun} {condition} should be {w.state} by now; please see to "
+        f"each of them."),
+        (f"Please go through the {field_words(ready)} {w.nouns} in {w.service} and pick out the ones {condition}: "
+        f"{_verb(scene, 'each of those')}, and leave the rest as they are."),
     ))
     request = (f"{_opener(scene, me)} {_reason(scene, 'sweep', basis)} {sweep_ask}{each} {rng.choice(words_for.THEN_WORDS)}, send "
                f"{boss.full_name} ({boss.email}) one summary from my address listing their {w.label}s.{rule} "
@@ -837,8 +837,8 @@ def approval_gate(scene: Scene) -> Built:
     handle = rng.choice((
         (f"Please handle {'each request' if count > 1 else 'it'} under our approval policy, {policy}, and email {whom} "
         f"from my address to say where their request stands, naming the {w.noun} by its {w.label}."),
-        (f"Our approval policy is {policy}; please work through {'them' if count > 1 else 'it'} under it and write "
-        f"to {whom} from my address to tell them where things stand, giving the {w.noun}'s {w.label}."),
+        (f"Our approval policy is {policy}, so please deal with {'these' if count > 1 else 'this'} accordingly and "
+        f"write to {whom} from my address to tell them where things stand, giving the {w.noun}'s {w.label}."),
     ))
     request = (f"{_opener(scene, me)} {_reason(scene, 'approval_gate')} {asks[0].upper() + asks[1:]}. {handle} "
                f"{rng.choice(words_for.SIGN_OFFS)}")

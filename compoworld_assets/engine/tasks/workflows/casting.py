@@ -49,10 +49,10 @@ TERMINAL_WORDS = frozenset({"cancelled", "canceled", "void", "voided", "closed",
 # Terminal statuses a record reaches by being finished, not called off.
 FINISHED_WORDS = frozenset({"closed", "done", "completed", "resolved", "paid", "returned", "won", "hired",
                             "refunded", "finished", "delivered"})
-# A witness status that says the work its case stands for is done (an approval or a confirmation says only that
-# the witness itself may go ahead: an approved time entry does not finish its project).
+# A witness status that says the work its case stands for is done (an approval, a confirmation or a publication says
+# only that the witness itself went ahead: an approved time entry or a published document does not finish a project).
 DONE_WORDS = frozenset({"succeeded", "completed", "paid", "delivered", "done", "resolved", "closed", "signed",
-                        "won", "accepted", "published", "returned", "settled"})
+                        "won", "accepted", "returned", "settled"})
 HOLD_WORDS = frozenset({"hold", "paused", "blocked", "suspended", "disputed", "frozen"})
 DATE_TYPES = ("date", "datetime")
 
