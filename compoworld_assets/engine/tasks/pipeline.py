@@ -41,6 +41,7 @@ from compoworld_assets.engine.tasks.splits import (
     HELDOUT_FRACTION,
     RL_FRACTION,
     assign_split,
+    ensure_rl,
     separate_transfer,
 )
 from compoworld_assets.engine.tasks.workflows.build import WorkflowDraft
@@ -190,8 +191,9 @@ def packed_library(built: Mapping[str, BuiltService]) -> PackedLibrary:
 
 
 def _with_transfer(tasks: list[PackedTask], transfer_services: tuple[str, ...]) -> list[PackedTask]:
-    """:func:`separate_transfer` on the tasks' heads; the few tasks it moves are packed again."""
-    heads = separate_transfer([p.head for p in tasks], transfer_services)
+    """:func:`separate_transfer`, then :func:`ensure_rl`, on the tasks' heads; the few tasks they move are packed
+    again."""
+    heads = ensure_rl(separate_transfer([p.head for p in tasks], transfer_services))
     return [p if head.split == p.head.split else p.updated(split=head.split) for p, head in zip(tasks, heads, strict=True)]
 
 

@@ -9,7 +9,7 @@ Held-out tasks measure generalization to unseen *combinations* of services the m
 on. A task that needs a service no train task uses asks a different question (transfer to an
 unseen service), so :func:`separate_transfer` moves it to the ``transfer`` split, a named set of
 its own that held-out evaluation never draws from; so do tasks over services named as transfer
-services, whatever split they drew.
+services, whatever split they drew. A round with train tasks and no rl task gives rl one (:func:`ensure_rl`).
 """
 
 from __future__ import annotations
@@ -55,3 +55,12 @@ def separate_transfer(tasks: Sequence[Task], transfer_services: Iterable[str] = 
 
 def _to_transfer(task: Task) -> Task:
     return task.model_copy(update={"split": "transfer"})
+
+
+def ensure_rl(tasks: Sequence[Task]) -> list[Task]:
+    """``tasks`` with the train task of the smallest id moved to ``rl`` when no task drew rl and at least two drew
+    train: a small round (a dozen tasks) would otherwise leave the RL dataset empty by chance while SFT has data."""
+    train = sorted(t.task_id for t in tasks if t.split == "train")
+    if any(t.split == "rl" for t in tasks) or len(train) < 2:
+        return list(tasks)
+    return [t.model_copy(update={"split": "rl"}) if t.task_id == train[0] else t for t in tasks]

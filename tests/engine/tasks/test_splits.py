@@ -74,3 +74,13 @@ def test_generated_heldout_tasks_use_only_trained_services_and_transfer_tasks_ar
     assert all(trained.issuperset(t.services) for t in heldout)
     assert all("calendar" in t.services or not trained.issuperset(t.services) for t in transfer)
     assert [t.task_id for t in select_heldout(tasks, None)] == sorted(t.task_id for t in heldout)
+
+
+def test_a_round_with_train_tasks_and_no_rl_task_gives_rl_the_first_train_task():
+    from compoworld_assets.engine.tasks.splits import ensure_rl
+
+    tasks = [_task("t2", "train", ["crm"]), _task("t1", "train", ["mail"]), _task("h1", "heldout", ["crm", "mail"])]
+    assert [t.split for t in ensure_rl(tasks)] == ["train", "rl", "heldout"]
+    with_rl = [*tasks, _task("r1", "rl", ["crm"])]
+    assert [t.split for t in ensure_rl(with_rl)] == [t.split for t in with_rl], "a round with an rl task is kept"
+    assert [t.split for t in ensure_rl(tasks[:1])] == ["train"], "one train task stays for SFT"
