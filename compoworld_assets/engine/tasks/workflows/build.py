@@ -529,11 +529,8 @@ def priority_pick(scene: Scene) -> Built:
     rows = scene.rows(case.service, case.entity)
     ids = sorted(rows)
     ready, others = _statuses(scene)
-    # calling off: the costliest first (a spend: never an amount owed to us), never the earliest; finishing: the
-    # oldest first, not the biggest
-    kind = words_for.move_kind(case.target)
-    by_amount = case.amount is not None and (words_for.spend_cut(case) or kind == "advance" and
-                                             (case.date is None or rng.random() < 0.65) or case.date is None)
+    bases = words_for.rank_bases(case)
+    by_amount = bases == ("amount",) or (len(bases) == 2 and rng.random() < 0.65)
     ruled = draft.rulebook is not None
     top = 4 if draft.level == "hard" else 1
     chosen = sorted(rng.sample(ids, min(len(ids) - 1, {"easy": 3, "medium": 4, "hard": 6}[draft.level])))

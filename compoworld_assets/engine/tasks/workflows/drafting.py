@@ -21,7 +21,7 @@ from compoworld_assets.engine.tasks.workflows.patterns import (
     Pattern,
     condition_basis,
     move_kind,
-    spend_cut,
+    rank_bases,
 )
 
 LEVEL_WEIGHTS = (0.25, 0.40, 0.35)
@@ -33,11 +33,8 @@ def combinations(pattern: Pattern, cast: Cast) -> list[tuple]:
     for case in cast.cases:
         if move_kind(case.target) not in pattern.moves or set(words(case.target)) & pattern.avoid:
             continue
-        # a rank is by amount or date; calling off the one with the earliest date is no reason, the costliest is
-        unranked = (case.amount is None or move_kind(case.target) == "stop" and not spend_cut(case)) and \
-            (case.date is None or move_kind(case.target) == "stop")
         if ("amount" in pattern.needs and case.amount is None) or ("contact" in pattern.needs and case.contact is None) \
-                or ("rank" in pattern.needs and unranked) or ("condition" in pattern.needs and not condition_basis(case)):
+                or ("rank" in pattern.needs and not rank_bases(case)) or ("condition" in pattern.needs and not condition_basis(case)):
             continue
         channels = [c for c in cast.channels if (c.service, c.entity) != (case.service, case.entity)]
         books = [b for b in cast.rulebooks if (b.service, b.entity) != (case.service, case.entity)]

@@ -21,7 +21,7 @@ LEVELS = ("easy", "medium", "hard")
 @dataclass(frozen=True)
 class Pattern:
     """``moves``: the kinds of status change (:func:`move_kind`) the pattern reads naturally with; ``needs``:
-    the case fields it decides on (``amount``, ``contact``, ``rank``: an amount or a date, ``condition``: a
+    the case fields it decides on (``amount``, ``contact``, ``rank``: a :func:`rank_bases`, ``condition``: a
     :func:`condition_basis`); ``follow_up``: whether
     it opens work for a colleague (an approval); ``witness``: whether it reads another system's records of the
     same cases (a reconciliation); ``rules``: the levels at which it consults a policy in a rulebook (the policy
@@ -115,6 +115,17 @@ SPEND_WORDS = frozenset({"budget", "cost", "price", "rate", "fee", "spend", "sal
 def spend_cut(case: CaseKind) -> bool:
     """Whether calling off the largest cases reads as cutting spending: a move that stops them, on a spend amount."""
     return move_kind(case.target) == "stop" and case.amount is not None and bool(set(words(case.amount)) & SPEND_WORDS)
+
+
+def rank_bases(case: CaseKind) -> tuple[str, ...]:
+    """What the cases may be ranked by for ``case``'s move: calling off by amount, and only a spend
+    (:func:`spend_cut`; never by date); finishing by date where there is one (the oldest first, not the biggest);
+    moving on by amount or date. Empty: nothing ranks them."""
+    kind = move_kind(case.target)
+    if kind == "stop":
+        return ("amount",) if spend_cut(case) else ()
+    bases = tuple(basis for basis, field in (("amount", case.amount), ("date", case.date)) if field is not None)
+    return ("date",) if kind == "close" and "date" in bases else bases
 
 
 def condition_basis(case: CaseKind) -> str | None:
