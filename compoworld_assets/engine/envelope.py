@@ -17,10 +17,12 @@ INTERNAL_ERROR = "internal_error"
 TIMEOUT = "timeout"
 RESOURCE_LIMIT = "resource_limit"
 SANDBOX_VIOLATION = "sandbox_violation"
+UNAVAILABLE = "unavailable"
+"""The tool cannot answer here: the offline world model holds no value it could truthfully return."""
 
 ERROR_CODES = frozenset(
     {INVALID_ARGUMENTS, NOT_FOUND, CONFLICT, UNKNOWN_TOOL, INTERNAL_ERROR, TIMEOUT, RESOURCE_LIMIT,
-     SANDBOX_VIOLATION}
+     SANDBOX_VIOLATION, UNAVAILABLE}
 )
 
 

@@ -17,7 +17,7 @@ from typing import Any, Literal
 from pydantic import BaseModel
 
 from compoworld_assets.engine.deadline import check_deadline, time_limit
-from compoworld_assets.engine.envelope import is_envelope
+from compoworld_assets.engine.envelope import NOT_FOUND, UNAVAILABLE, is_envelope
 from compoworld_assets.engine.library.seeding import Population, seed_service_state
 from compoworld_assets.engine.runtime.executor import ToolExecutor
 from compoworld_assets.engine.runtime.service_runtime import ServiceMount
@@ -37,6 +37,8 @@ class WorldModelProbe(BaseModel):
     tool: str
     passed: bool
     detail: str
+    unavailable: bool = False
+    """The world model said it cannot answer the call (offline: nothing in the state holds the answer)."""
 
 
 class BuiltService(BaseModel):
@@ -158,12 +160,17 @@ def try_build_service(spec: ServiceSpec, *args: Any, **kwargs: Any) -> ServiceBu
 
 def probe_world_model(spec: ServiceSpec, tool_name: str, world_model: WorldModel, state: ServiceState,
                       seed: int) -> WorldModelProbe:
-    """Simulate one valid call (ids point at stored records) and type-check the answer."""
+    """Simulate one valid call (ids point at stored records) and type-check the answer. A look-up that finds
+    nothing is asked again for a stored record (:func:`_stored_look_up`), as a task would ask it."""
     check_deadline()
     tool = spec.tool(tool_name)
     valid = [c.args for c in generate_cases(spec, tool, state, seed) if c.kind == "valid"]
     args = valid[0] if valid else schema_value(tool.parameters, random.Random(f"{seed}:{spec.id}:{tool_name}"))
     simulation = world_model.simulate(spec, tool, args, state)
+    if not simulation.result.get("success") and simulation.result.get("error", {}).get("code") == NOT_FOUND:
+        again = _stored_look_up(spec, args, state)
+        if again is not None:
+            simulation = world_model.simulate(spec, tool, again, state)
     result = simulation.result
     try:
         apply_change(spec, tool, state, simulation.change)
@@ -172,11 +179,28 @@ def probe_world_model(spec: ServiceSpec, tool_name: str, world_model: WorldModel
     if not is_envelope(result):
         return WorldModelProbe(tool=tool_name, passed=False, detail="world model returned a non-envelope")
     if not result["success"]:
-        return WorldModelProbe(tool=tool_name, passed=False, detail=str(result["error"]["message"])[:300])
+        return WorldModelProbe(tool=tool_name, passed=False, detail=str(result["error"]["message"])[:300],
+                               unavailable=result["error"]["code"] == UNAVAILABLE)
     problems = schema_errors(tool.returns or {}, result["data"], limit=1)
     if problems:
         return WorldModelProbe(tool=tool_name, passed=False, detail=f"returns schema: {problems[0][:300]}")
     return WorldModelProbe(tool=tool_name, passed=True, detail="type-valid simulated result")
+
+
+def _stored_look_up(spec: ServiceSpec, args: dict[str, Any], state: ServiceState) -> dict[str, Any] | None:
+    """``args`` with the arguments that name fields of an entity set to the values of its first stored record (the
+    entity whose fields they name most), or None when no argument names a field of a stored record."""
+    best: tuple[int, str] | None = None
+    for entity in spec.entities:
+        named = len(set(args) & {f.name for f in entity.fields})
+        if named and state.tables.get(entity.name) and (best is None or named > best[0]):
+            best = (named, entity.name)
+    if best is None:
+        return None
+    table = state.tables[best[1]]
+    record = table[min(table)]
+    return {name: record[name] if name in record and record[name] is not None else value
+            for name, value in args.items()}
 
 
 def spec_hash(spec: ServiceSpec) -> str | None:

@@ -87,6 +87,7 @@ def service_rows(builds: Iterable[ServiceBuild]) -> pl.DataFrame:
                 "passed": v.passed,
                 "failed_checks": [c.name + ": " + c.detail for c in v.checks if not c.passed],
                 "world_model_probe": probes[v.tool].passed if v.tool in probes else None,
+                "world_model_unavailable": v.tool in probes and probes[v.tool].unavailable,
             }
             for v in b.verdicts
         ]
@@ -107,11 +108,13 @@ def quarantined_service_rows(failures: Iterable[ServiceFailure], synthesizer: st
     return pl.DataFrame(rows, schema=QUARANTINED_SERVICE_SCHEMA)
 
 
-def tool_verdict(implementation: str, passed: bool, probe: bool | None) -> str:
-    """One word per tool: ``verified`` code, or a world-model tool ``simulated`` / ``unusable``."""
+def tool_verdict(implementation: str, passed: bool, probe: bool | None, unavailable: bool = False) -> str:
+    """One word per tool: ``verified`` (or ``failed``) code, or a world-model tool ``simulated``, ``unavailable``
+    (its probe was told the world model cannot answer it: offline, nothing in the state holds the answer) or
+    ``unusable`` (its probe failed otherwise)."""
     if implementation == "code":
         return "verified" if passed else "failed"
-    return "simulated" if probe else "unusable"
+    return "simulated" if probe else "unavailable" if unavailable else "unusable"
 
 
 def catalog_rows(specs: dict[str, ServiceSpec], services: pl.DataFrame) -> pl.DataFrame:
@@ -128,7 +131,8 @@ def catalog_rows(specs: dict[str, ServiceSpec], services: pl.DataFrame) -> pl.Da
                 "input_types": json.dumps(tool.input_types(), sort_keys=True),
                 "output_types": json.dumps(tool.output_types(), sort_keys=True),
                 "implementation": v["implementation"],
-                "verdict": tool_verdict(v["implementation"], v["passed"], v["world_model_probe"]),
+                "verdict": tool_verdict(v["implementation"], v["passed"], v["world_model_probe"],
+                                        v.get("world_model_unavailable", False)),
                 "failed_checks": json.dumps(v["failed_checks"]),
                 "module_hash": service["module_hash"],
                 "parameters_json": json.dumps(tool.parameters, sort_keys=True),

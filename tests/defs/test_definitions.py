@@ -138,6 +138,7 @@ EXPECTED_CHECKS = EXPECTED_GX_CHECKS | {
     ("tool_catalog", "qualified_names_unique"),
     ("tool_catalog", "tools_usable"),
     ("trajectories", "calls_name_known_tools"),
+    ("trajectories", "simulated_values_grounded"),
     ("verified_trajectories", "kept_means_verified"),
     ("verified_trajectories", "verification_yield"),
 }

@@ -37,7 +37,8 @@ def test_one_service_partition_then_catalog(pipeline):
     names = {r[0] for r in catalog}
     assert "crm_create_contact" in names
     assert all(r[1] in ("code", "world_model") for r in catalog)
-    assert {r[2] for r in catalog} <= {"verified", "simulated"}
+    # BFCL's login tools answer nothing the state holds: offline they say so (unavailable), never unusable
+    assert {r[2] for r in catalog} <= {"verified", "simulated", "unavailable"}
 
 
 def test_rebuilding_one_service_leaves_the_others(pipeline):

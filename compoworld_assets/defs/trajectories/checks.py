@@ -8,6 +8,8 @@ import polars as pl
 from compoworld_assets.defs.expectation_checks import expectations_result
 from compoworld_assets.defs.tasks.partitions import task_rounds
 from compoworld_assets.engine import task_tables
+from compoworld_assets.engine.rollout.policy import OraclePolicy
+from compoworld_assets.engine.tasks.grounding import ungrounded_values
 
 VERIFICATION_YIELD_FLOOR = 0.9
 # The checks read the round's tables lazily, and only the columns they use: its episodes are GBs at paper scale.
@@ -22,6 +24,28 @@ def calls_name_known_tools(trajectories: pl.LazyFrame, tool_catalog: pl.DataFram
         if f"{c.service_id}_{c.tool}" not in known
     })
     return dg.AssetCheckResult(passed=not unknown, metadata={"unknown_tools": dg.MetadataValue.json(unknown[:20])})
+
+
+@dg.asset_check(asset="trajectories", blocking=True,
+                additional_ins={"tool_catalog": dg.AssetIn(), "sampled_tasks": dg.AssetIn()},
+                description="No gold run grades, or hands to a later call, a world-model value its world does not hold.")
+def simulated_values_grounded(trajectories: pl.LazyFrame, tool_catalog: pl.DataFrame,
+                              sampled_tasks: pl.LazyFrame) -> dg.AssetCheckResult:
+    """The oracle's episodes are the tasks' gold runs: each value one of them takes from a world-model answer
+    (reported, or an argument of a later call) must be held by the task's world (:mod:`~compoworld_assets.engine.
+    tasks.grounding`). Only episodes that call a simulated tool are read with their tasks."""
+    simulated = set(tool_catalog.filter(pl.col("implementation") == "world_model")["qualified_name"].to_list())
+    episodes = [t for t in task_tables.trajectories_from_rows(trajectories.filter(pl.col("policy") == OraclePolicy.name))
+                if any(f"{c.service_id}_{c.tool}" in simulated for c in t.calls)]
+    wanted = sorted({t.task_id for t in episodes})
+    tasks = task_tables.tasks_from_rows(sampled_tasks.filter(pl.col("task_id").is_in(wanted)))
+    worlds = {task.task_id: task.initial_state for task in tasks}
+    ungrounded = {t.task_id: [f"{where}: {detail}" for where, detail in problems]
+                  for t in episodes if t.task_id in worlds
+                  if (problems := ungrounded_values(worlds[t.task_id], t.calls, t.final_answer, simulated))}
+    return dg.AssetCheckResult(passed=not ungrounded, metadata={
+        "episodes_with_simulated_calls": len(episodes), "tasks_with_ungrounded_values": len(ungrounded),
+        "examples": dg.MetadataValue.json(dict(sorted(ungrounded.items())[:10]))})
 
 
 @dg.asset_check(asset="verified_trajectories",

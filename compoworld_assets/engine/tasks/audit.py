@@ -19,7 +19,7 @@ from compoworld_assets.engine.runtime.service_runtime import RuntimePool
 from compoworld_assets.engine.service_build import BuiltService
 from compoworld_assets.engine.tasks.consistency import check_task
 from compoworld_assets.engine.tasks.gate import QuarantinedTask
-from compoworld_assets.engine.tasks.instantiate import INCONSISTENT, specs_by_id
+from compoworld_assets.engine.tasks.instantiate import INCONSISTENT, simulated_tools, specs_by_id
 from compoworld_assets.engine.tasks.model import Task
 from compoworld_assets.engine.tasks.packed import PackedTask
 from compoworld_assets.engine.tasks.pipeline import task_world
@@ -51,11 +51,12 @@ def audit_pool(tasks: Iterable[Task | PackedTask], quarantined: Iterable[Quarant
         task = item.unpack() if isinstance(item, PackedTask) else item
         audit.n_tasks += 1
         try:
-            calls, _, _ = execute_plan(task, task_world(task, built, pool))
+            calls, _, answer = execute_plan(task, task_world(task, built, pool))
         except PlanExecutionError as problem:
             audit.unreplayable.append(f"{task.task_id}: {problem}")
             continue
-        audit.violations += [f"{task.task_id}: {v}" for v in check_task(task, specs, calls)]
+        simulated = simulated_tools(task.plan, built)
+        audit.violations += [f"{task.task_id}: {v}" for v in check_task(task, specs, calls, answer, simulated)]
         audit.by_style[task.instruction_style] += 1
         audit.by_level[str(task.difficulty.get("level"))] += 1
     for entry in quarantined:

@@ -21,13 +21,15 @@ quarantine reasons can be counted by rule.
 * ``amounts`` — tax and net within gross, net + tax within gross, total = quantity x unit price;
 * ``place`` — a record's city lies in its country;
 * ``parent`` — a record's currency is the one of a record it belongs to, and an amount both have
-  is not above the parent's.
+  is not above the parent's;
+* ``grounded`` — a value taken from a world-model step (reported, or handed to a later step) is held
+  by a record of the world or an argument (:mod:`.grounding`).
 """
 
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Collection, Iterator, Mapping
 from dataclasses import dataclass
 from datetime import date, datetime
 from typing import Any
@@ -46,6 +48,7 @@ from compoworld_assets.engine.library.seeding import (
 from compoworld_assets.engine.library.wording import words
 from compoworld_assets.engine.specs.model import Effect, EntitySpec, FieldSpec, ServiceSpec, ToolSpec
 from compoworld_assets.engine.tasks.arguments import argument_entity, iso_day, satisfies
+from compoworld_assets.engine.tasks.grounding import ungrounded_values
 from compoworld_assets.engine.tasks.model import ArgBinding, Task, ToolCallRecord
 from compoworld_assets.engine.types import is_entity_ref, parse_entity_ref, value_matches_type
 from compoworld_assets.engine.values import CITIES
@@ -78,9 +81,12 @@ class _Argument:
     schema: dict[str, Any]
 
 
-def check_task(task: Task, specs: Mapping[str, ServiceSpec], calls: list[ToolCallRecord]) -> list[Violation]:
-    """Every violation in ``task``'s gold run ``calls`` (empty when the task is consistent)."""
-    found: list[Violation] = []
+def check_task(task: Task, specs: Mapping[str, ServiceSpec], calls: list[ToolCallRecord],
+               answer: Mapping[str, Any] | None = None, simulated: Collection[str] = ()) -> list[Violation]:
+    """Every violation in ``task``'s gold run ``calls`` (empty when the task is consistent); given its
+    ``answer`` and the ``simulated`` tools (qualified names) the world model served, also ``grounded``."""
+    found = [Violation("grounded", where, detail)
+             for where, detail in ungrounded_values(task.initial_state, calls, answer or {}, simulated)]
     population = Population.generate(task.seed)
     people = {p.email.casefold(): p for p in population.everyone()}
     today = date.fromisoformat(task.today)

@@ -26,6 +26,7 @@ from compoworld_assets.engine.runtime.state import WorldState
 from compoworld_assets.engine.service_build import BuiltService
 from compoworld_assets.engine.specs.importers.crud_returns import PAGE_EFFECTS, RECORD_EFFECTS
 from compoworld_assets.engine.specs.model import READ_EFFECTS, Effect, ServiceSpec, ToolSpec
+from compoworld_assets.engine.synthesis.offline import is_code_tool
 from compoworld_assets.engine.tasks.arguments import harmonize, realize_constants, satisfies
 from compoworld_assets.engine.tasks.consistency import check_task
 from compoworld_assets.engine.tasks.difficulty import task_difficulty
@@ -85,6 +86,21 @@ def specs_by_id(services: Mapping[str, ServiceSpec | BuiltService]) -> Mapping[s
     if isinstance(services, PackedLibrary):
         return services.specs
     return {sid: s.spec if isinstance(s, BuiltService) else s for sid, s in services.items()}
+
+
+def simulated_tools(plan: Plan, services: Mapping[str, ServiceSpec | BuiltService]) -> frozenset[str]:
+    """The qualified names of ``plan``'s tools that the world model serves (for a bare spec: by the offline
+    synthesizer's rule)."""
+    found = set()
+    for step in plan.steps:
+        service = services[step.service_id]
+        if isinstance(service, BuiltService):
+            simulated = service.implementation.get(step.tool) == "world_model"
+        else:
+            simulated = not is_code_tool(service.tool(step.tool))
+        if simulated:
+            found.add(step.qualified_name)
+    return frozenset(found)
 
 
 def task_id_for(plan: Plan, seed: int) -> str:
@@ -187,7 +203,7 @@ def instantiate_task(plan: Plan, services: Mapping[str, ServiceSpec | BuiltServi
             problems.append(str(exc))
             continue
         idle = _idle_writes(task, specs, calls)
-        violations = check_task(task, specs, calls)
+        violations = check_task(task, specs, calls, answer, simulated_tools(task.plan, services))
         if not idle and not violations:
             gold = GoldRun(calls, final, answer)
             trapped = add_trap(task, specs, gold, runtime_for) if config.traps else None

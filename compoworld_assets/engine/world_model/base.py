@@ -44,6 +44,36 @@ def missing_reference(
     return None
 
 
+def unheld_references(spec: ServiceSpec, tool: ToolSpec, data: Any, state: ServiceState) -> list[str]:
+    """The records of this service ``data`` names (at the returns schema's entity-typed paths) that ``state`` (after
+    the call's change) does not hold: an answer that claims to read a record the world has not got."""
+    missing = []
+    for path, type_name in sorted(tool.output_types().items()):
+        if not is_entity_ref(type_name):
+            continue
+        service_id, entity = parse_entity_ref(type_name)
+        table = state.tables.get(entity)
+        if service_id != spec.id or table is None:
+            continue
+        missing += [f"{path} names {entity} {value!r}, which the state does not hold"
+                    for value in _at(data, path.split(".") if path != "$" else [])
+                    if isinstance(value, str) and value not in table]
+    return missing
+
+
+def _at(value: Any, parts: list[str]) -> list[Any]:
+    """The values at a dotted path of :meth:`ToolSpec.output_types` (``items[]`` for every item)."""
+    if not parts:
+        return [value]
+    head, rest = parts[0], parts[1:]
+    name, many = (head[:-2], True) if head.endswith("[]") else (head, False)
+    if name:
+        value = value.get(name) if isinstance(value, dict) else None
+    if many:
+        return [found for item in value for found in _at(item, rest)] if isinstance(value, list) else []
+    return _at(value, rest) if value is not None else []
+
+
 def refused_transition(spec: ServiceSpec, tool: ToolSpec, args: dict[str, Any], state: ServiceState
                        ) -> dict[str, Any] | None:
     """A ``conflict`` envelope when the tool's transition refuses the record its key names (as code would)."""

@@ -15,7 +15,7 @@ from compoworld_assets.engine.envelope import INTERNAL_ERROR, error, ok
 from compoworld_assets.engine.llm_requests import CallDeadline, request_bounds
 from compoworld_assets.engine.runtime.state import ServiceState
 from compoworld_assets.engine.specs.model import READ_ONLY_EFFECTS, ServiceSpec, ToolSpec
-from compoworld_assets.engine.world_model.base import missing_reference, refused_transition
+from compoworld_assets.engine.world_model.base import missing_reference, refused_transition, unheld_references
 from compoworld_assets.engine.world_model.change import InvalidChange, Simulation, StateChange, apply_change
 from compoworld_assets.engine.world_model.schema import schema_errors
 
@@ -167,12 +167,15 @@ class LLMWorldModel:
             if problem_or_none is None:
                 data, change = parsed
                 try:
-                    apply_change(spec, tool, state, change)
+                    after = apply_change(spec, tool, state, change)
                 except InvalidChange as invalid:
                     problem_or_none = f"the state change is invalid: {invalid}"
                 else:
-                    self._record(spec, tool, attempt, "ok", "", started)
-                    return Simulation(result=ok(data), change=change)
+                    unheld = unheld_references(spec, tool, data, after)
+                    if not unheld:
+                        self._record(spec, tool, attempt, "ok", "", started)
+                        return Simulation(result=ok(data), change=change)
+                    problem_or_none = "the answer names records the state does not hold: " + "; ".join(unheld[:3])
             problem = problem_or_none
             self._record(spec, tool, attempt, "invalid", problem, started)
             messages = messages + [

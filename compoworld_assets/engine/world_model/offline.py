@@ -10,19 +10,27 @@ nothing about its effect, changes nothing here (the LLM backend proposes changes
 The result is filled from the state *after* the change, so it agrees with what a read then sees.
 
 The result is seeded from the world-model key, so the same call in the same state always
-gives the same answer. Where a returned field's shared type (or name) matches an argument,
-the argument is echoed; otherwise, where the state holds values of that type (emails in
-records, ids of the referenced entity), one is reused. Objects that carry the id of an
-existing record are filled from that record, and arrays of records list existing ones.
-``allOf`` parts are merged, and strings with a ``pattern`` get a matching value (``values.pattern_value``).
+gives the same answer, and it never makes anything up. Where a returned field's shared type (or
+name) matches an argument, the argument is echoed; otherwise, where the state holds values of that
+type (emails in records, ids of the referenced entity), one is reused. Objects that carry the id of an
+existing record are filled from that record, and arrays of records list existing ones; where
+arguments name fields of those records (``email``, ``status``) they are a look-up, and only the
+records that match are answered (none: ``not_found``). ``allOf`` parts are merged. What none of
+that gives (a summary, a score, a count, a translation) is *invented*: an optional field is left
+out, and an answer that needs one says so with an ``unavailable`` error instead of a phrase or
+number typed as a result (:class:`_Filler` says what else may be made: identifiers and timestamps
+of the call itself). A call that changed the state answers with what the state holds, without the
+invented fields.
 """
 
 from __future__ import annotations
 
 import random
+from collections.abc import Callable
 from typing import Any
 
-from compoworld_assets.engine.envelope import CONFLICT, NOT_FOUND, error, ok
+from compoworld_assets.engine.envelope import CONFLICT, NOT_FOUND, UNAVAILABLE, error, ok
+from compoworld_assets.engine.library.wording import words
 from compoworld_assets.engine.runtime.state import ServiceState
 from compoworld_assets.engine.specs.model import Effect, FieldSpec, ServiceSpec, ToolSpec
 from compoworld_assets.engine.types import (
@@ -46,6 +54,7 @@ from compoworld_assets.engine.world_model.change import (
 from compoworld_assets.engine.world_model.schema import is_valid
 
 MAX_DEPTH = 3
+SUCCESS_WORDS = frozenset({"ok", "success", "succeeded", "successful", "accepted", "queued", "sent"})
 MAX_LISTED_RECORDS = 3
 _MISSING = object()
 
@@ -65,11 +74,13 @@ class ValuePools:
             if param in args:
                 self.args_by_type.setdefault(type_name, args[param])
         self.tables: dict[str, dict[str, dict[str, Any]]] = {}
+        self.fields: dict[str, frozenset[str]] = {}
         found: dict[str, set[Any]] = {}
         for entity in spec.entities:
             table = state.tables.get(entity.name, {})
             ref = entity_ref(spec.id, entity.name)
             self.tables[ref] = table
+            self.fields[ref] = frozenset(f.name for f in entity.fields) - {"id"}
             found.setdefault(ref, set()).update(table)
             for field in entity.fields:
                 if field.type is None:
@@ -91,76 +102,174 @@ class ValuePools:
             return rng.choice(self.state_by_type[type_name])
         return _MISSING
 
-    def record_table(self, schema: dict[str, Any]) -> tuple[str, dict[str, dict[str, Any]]] | None:
-        """The id property and the non-empty table of an object schema that describes a stored record."""
+    def filters(self, ref: str) -> dict[str, Any]:
+        """The scalar arguments named like a field of entity ``ref`` (a look-up by those fields)."""
+        return {name: value for name, value in sorted(self.args.items())
+                if name in self.fields[ref] and isinstance(value, (str, int, float, bool))}
+
+    def matching(self, ref: str) -> list[str] | None:
+        """The ids of ``ref``'s records that agree with every :meth:`filters` argument (None: no filter)."""
+        filters = self.filters(ref)
+        if not filters:
+            return None
+        return [record_id for record_id, record in sorted(self.tables[ref].items())
+                if all(_same(record.get(name), value) for name, value in filters.items())]
+
+    def record_table(self, schema: dict[str, Any]) -> tuple[str, str] | None:
+        """The id property and the entity of an object schema that describes a stored record."""
         for prop, sub in (schema.get("properties") or {}).items():
-            table = self.tables.get(sub.get(TYPE_KEY)) if isinstance(sub, dict) else None
-            if table:
-                return prop, table
+            ref = sub.get(TYPE_KEY) if isinstance(sub, dict) else None
+            if ref in self.tables:
+                return prop, ref
         return None
 
 
+def _same(stored: Any, given: Any) -> bool:
+    if isinstance(stored, str) and isinstance(given, str):
+        return stored.casefold() == given.casefold()
+    return stored == given
+
+
 class _Filler:
+    """Fills a returns schema from the pools; what no pool holds is *invented* and its path recorded.
+
+    A value the schema alone determines (``const``, a one-value ``enum``, a ``default``) is not invented, nor
+    is a receipt of the call itself: an identifier that names no stored entity, a timestamp, or a
+    success flag. An optional property that would be invented is left out, and so is the item of a
+    list that may be empty. Records are looked up by the arguments that name their fields.
+    """
+
     def __init__(self, pools: ValuePools, rng: random.Random) -> None:
         self.pools = pools
         self.rng = rng
+        self.invented: list[str] = []
+        self.left_out: list[str] = []
+        self.not_found: str | None = None
 
-    def fill(self, schema: Any, name: str | None, depth: int) -> Any:
+    def fill(self, schema: Any, name: str | None, depth: int, path: str = "$") -> Any:
         if not isinstance(schema, dict) or depth > MAX_DEPTH:
-            return schema_value(schema, self.rng, depth)
+            return self.leaf(schema, name, depth, path)
         for key in ("anyOf", "oneOf"):
             options = [s for s in schema.get(key) or [] if isinstance(s, dict) and s.get("type") != "null"]
             if options:
-                return self.fill(options[0], name, depth)
+                return self.fill(options[0], name, depth, path)
         if isinstance(schema.get("allOf"), list):
-            return self.fill(merge_all_of(schema), name, depth)
+            return self.fill(merge_all_of(schema), name, depth, path)
         reused = self.pools.pick(schema.get(TYPE_KEY), name, self.rng)
         if reused is not _MISSING and is_valid(schema, reused):
             return reused
         json_type = schema.get("type")
         if json_type == "object" and schema.get("properties"):
-            return self.fill_object(schema, depth, record=None)
+            return self.fill_object(schema, depth, None, path)
         if json_type == "array" and isinstance(schema.get("items"), dict):
-            return self.fill_array(schema, depth)
-        return schema_value(schema, self.rng, depth)
+            return self.fill_array(schema, depth, path)
+        return self.leaf(schema, name, depth, path)
 
-    def fill_object(
-        self, schema: dict[str, Any], depth: int, record: dict[str, Any] | None
-    ) -> dict[str, Any]:
+    def leaf(self, schema: Any, name: str | None, depth: int, path: str) -> Any:
+        if isinstance(schema, dict):
+            if "const" in schema:
+                return schema["const"]
+            if isinstance(schema.get("enum"), list) and len(schema["enum"]) == 1:
+                return schema["enum"][0]
+            if "default" in schema and is_valid(schema, schema["default"]):
+                return schema["default"]
+        value = schema_value(schema, self.rng, depth)
+        if isinstance(value, bool) and name and SUCCESS_WORDS & set(words(name)):
+            return True
+        if not _receipt(schema, name):
+            self.invented.append(path)
+        return value
+
+    def tentatively(self, fill: Callable[[], Any]) -> Any:
+        """``fill()``, or ``_MISSING`` (and nothing recorded) when it invents something."""
+        mark = len(self.invented)
+        value = fill()
+        if len(self.invented) > mark:
+            del self.invented[mark:]
+            return _MISSING
+        return value
+
+    def fill_object(self, schema: dict[str, Any], depth: int, record: dict[str, Any] | None,
+                    path: str) -> dict[str, Any]:
         props = schema["properties"]
-        required = set(schema.get("required") or props)
-        value = {k: self.fill(sub, k, depth + 1) for k, sub in props.items() if k in required}
+        required = set(schema.get("required") or ())
+        value: dict[str, Any] = {}
+        for key, sub in props.items():
+            if key in required:
+                value[key] = self.fill(sub, key, depth + 1, f"{path}.{key}")
+                continue
+            optional = self.tentatively(lambda sub=sub, key=key: self.fill(sub, key, depth + 1, f"{path}.{key}"))
+            if optional is _MISSING:
+                self.left_out.append(f"{path}.{key}")
+            else:
+                value[key] = optional
         for undeclared in sorted(required - set(props)):
             value[undeclared] = phrase(self.rng, 2)
+            self.invented.append(f"{path}.{undeclared}")
         found = self.pools.record_table(schema)
         if found is None:
             return value
-        id_prop, table = found
-        if record is None and isinstance(value.get(id_prop), str):
-            record = table.get(value[id_prop])
+        id_prop, ref = found
+        table = self.pools.tables[ref]
+        if record is None:
+            matches = self.pools.matching(ref)
+            if matches is not None and not matches:
+                self.not_found = f"no {parse_entity_ref(ref)[1]} matches {self.pools.filters(ref)}"
+            elif matches:
+                record = table[matches[0]]
+            elif isinstance(value.get(id_prop), str):
+                record = table.get(value[id_prop])
         if record is not None:
             value[id_prop] = record["id"]
             for prop in props:
                 if prop != id_prop and prop in record and is_valid(props[prop], record[prop]):
                     value[prop] = record[prop]
+            self.invented = [p for p in self.invented if not _within(p, path, props, value, record)]
         return value
 
-    def fill_array(self, schema: dict[str, Any], depth: int) -> list[Any]:
+    def fill_array(self, schema: dict[str, Any], depth: int, path: str) -> list[Any]:
         items = schema["items"]
-        count = max(int(schema.get("minItems", 0)), 1)
+        least = int(schema.get("minItems", 0))
         found = self.pools.record_table(items) if items.get("type") == "object" else None
         if found is None:
-            return [self.fill(items, None, depth + 1) for _ in range(count)]
-        table = found[1]
-        ids = self.rng.sample(sorted(table), min(len(table), max(count, MAX_LISTED_RECORDS)))
-        listed = [self.fill_object(items, depth + 1, table[record_id]) for record_id in ids]
-        return listed + [self.fill(items, None, depth + 1) for _ in range(count - len(listed))]
+            if least == 0:
+                item = self.tentatively(lambda: self.fill(items, None, depth + 1, f"{path}[0]"))
+                return [] if item is _MISSING else [item]
+            return [self.fill(items, None, depth + 1, f"{path}[{i}]") for i in range(least)]
+        table = self.pools.tables[found[1]]
+        matches = self.pools.matching(found[1])
+        if matches is None:
+            ids = self.rng.sample(sorted(table), min(len(table), max(least, 1, MAX_LISTED_RECORDS)))
+        else:
+            ids = matches[:max(least, MAX_LISTED_RECORDS)]
+        listed = [self.fill_object(items, depth + 1, table[record_id], f"{path}[{i}]")
+                  for i, record_id in enumerate(ids)]
+        return listed + [self.fill(items, None, depth + 1, f"{path}[{i}]") for i in range(len(listed), least)]
+
+
+def _within(invented: str, path: str, props: dict[str, Any], value: dict[str, Any],
+            record: dict[str, Any]) -> bool:
+    """Whether an invented path lies under a property of ``value`` that the stored ``record`` filled."""
+    return any(invented == f"{path}.{p}" or invented.startswith((f"{path}.{p}.", f"{path}.{p}["))
+               for p in props if p in record and value.get(p) == record[p])
+
+
+def _receipt(schema: Any, name: str | None) -> bool:
+    """A value the call itself may make up: an identifier naming no stored entity, or a timestamp."""
+    if not isinstance(schema, dict):
+        return False
+    type_name = schema.get(TYPE_KEY)
+    if type_name in ("date", "datetime") or schema.get("format") in ("date", "date-time"):
+        return True
+    if is_entity_ref(type_name):
+        return False
+    return bool(name) and words(name)[-1:] in (["id"], ["uuid"])
 
 
 class OfflineWorldModel:
     """Deterministic, state-consistent simulation without any model calls."""
 
-    model_id = "offline/2"
+    model_id = "offline/3"  # 3: answers nothing it made up (old cache entries may hold filler)
 
     def simulate(
         self, spec: ServiceSpec, tool: ToolSpec, args: dict[str, Any], state: ServiceState
@@ -178,10 +287,17 @@ class OfflineWorldModel:
             return Simulation(result=error(CONFLICT, f"{tool.name}: {problem}"))
         created = _created_ids(change, state, after)
         made = {entity_ref(spec.id, c.entity): after_id for c, after_id in created}
-        pools = ValuePools(spec, tool, args, after, made)
-        data = _Filler(pools, random.Random(seed)).fill(tool.returns, None, 0)
-        if not is_valid(tool.returns, data):
-            data = schema_value(tool.returns, random.Random(seed))
+        filler = _Filler(ValuePools(spec, tool, args, after, made), random.Random(seed))
+        data = filler.fill(tool.returns, None, 0)
+        if change.empty and filler.not_found:
+            return Simulation(result=error(NOT_FOUND, f"{tool.name}: {filler.not_found}"))
+        unknown = filler.invented or (filler.left_out if data == {} else [])
+        if change.empty and unknown:  # an answer of nothing but what the caller knew is no answer either
+            return Simulation(result=error(UNAVAILABLE, (
+                f"{tool.name}: the offline world model cannot answer {', '.join(unknown[:3])}: "
+                "no argument or stored record holds it")))
+        if filler.invented:  # the change is made: answer with what the state holds
+            data = _without(data, filler.invented)
         return Simulation(result=ok(data), change=_with_ids(change, created))
 
 
@@ -220,6 +336,22 @@ def _drawn(spec: ServiceSpec, field: FieldSpec, state: ServiceState, rng: random
         if ids:
             return rng.choice(ids)
     return schema_value(field.json_schema(), rng)
+
+
+def _without(data: Any, paths: list[str]) -> Any:
+    """``data`` with the values at ``paths`` (``$.a.b``, ``$.a[0]``) left out (None for the whole)."""
+    if "$" in paths:
+        return None
+    dropped = set(paths)
+
+    def strip(value: Any, path: str) -> Any:
+        if isinstance(value, dict):
+            return {k: strip(v, f"{path}.{k}") for k, v in value.items() if f"{path}.{k}" not in dropped}
+        if isinstance(value, list):
+            return [strip(v, f"{path}[{i}]") for i, v in enumerate(value) if f"{path}[{i}]" not in dropped]
+        return value
+
+    return strip(data, "$")
 
 
 def _created_ids(change: StateChange, before: ServiceState, after: ServiceState) -> list[tuple[CreatedRecord, str]]:

@@ -73,4 +73,4 @@ def test_world_model_probe_on_a_stored_untranslated_pattern_fails_the_probe_not_
     spec = ServiceSpec(id="legacy", name="Legacy", domain="general", description="d",
                        source=SourceRef(kind="openai", location="legacy.json"), tools=[tool])
     probe = probe_world_model(spec, "describe", OfflineWorldModel(), ServiceState.empty(spec), seed=1)
-    assert not probe.passed and "the schema is invalid" in probe.detail
+    assert not probe.passed and ("the schema is invalid" in probe.detail or "cannot answer $.name" in probe.detail)

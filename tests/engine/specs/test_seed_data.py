@@ -62,3 +62,18 @@ def test_a_service_built_on_its_data_verifies_its_transitions():
     build = build_service(spec, OfflineSynthesizer(), trusted_executor, OfflineWorldModel(), seed=1)
     assert build.seed_state.tables["Order"]["#W1001"]["status"] == "pending"
     assert {"cancel_pending_order", "get_order_details"} <= set(build.verified_tools)
+
+
+def test_a_record_whose_value_has_another_type_is_quarantined_and_the_field_is_kept(tmp_path):
+    """One record with text where the others (or as many) hold a number loses nothing but itself."""
+    spec = {"type": "function", "function": {"name": "list_orders", "description": "List orders.",
+                                             "parameters": {"type": "object", "properties": {}}}}
+    (tmp_path / "shop.json").write_text(json.dumps([spec]))
+    (tmp_path / "shop.data.json").write_text(json.dumps({"orders": [
+        {"order_id": "o1", "total": 12.5}, {"order_id": "o2", "total": "not a number"}]}))
+    result = import_spec_file(tmp_path / "shop.json")
+    [imported] = result.specs
+    assert imported.entity("Order").field("total").json_type == "number"
+    assert imported.seed_records["Order"] == {"o1": {"id": "o1", "total": 12.5}}
+    [rejected] = result.quarantined
+    assert rejected.location.endswith("#Order/o2") and "total" in rejected.reason

@@ -111,6 +111,13 @@ def helpdesk_spec() -> ServiceSpec:
             },
         ),
         ToolSpec(
+            name="find_agent",
+            description="Find the agent with an email address.",
+            effect=Effect.ACTION,
+            parameters={"type": "object", "properties": {"email": EMAIL}, "required": ["email"]},
+            returns=agent.record_schema("helpdesk"),
+        ),
+        ToolSpec(
             name="count_open",
             description="How many tickets are open.",
             effect=Effect.ACTION,

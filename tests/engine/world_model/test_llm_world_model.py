@@ -71,3 +71,14 @@ def test_missing_reference_short_circuits_the_model(spec, state):
     result = model.simulate(spec, spec.tool("summarize_ticket"), {"ticket_id": "tick_4242"}, state).result
     assert result["error"]["code"] == "not_found"
     assert model.calls == []
+
+
+def test_an_answer_naming_a_record_the_state_lacks_is_asked_again(spec, state):
+    """The answer claims to read agent_0042; the state holds only agent_0001: asked again with the reason."""
+    invented = json.dumps({"data": {"agent_id": "agent_0042", "agent_email": "mei.sato@initech.example.com",
+                                    "confidence": 0.9}})
+    model = model_with([invented, VALID])
+    result = model.simulate(spec, spec.tool("suggest_agent"), {"topic": "vpn"}, state).result
+    assert result == {"success": True, "data": json.loads(VALID)["data"]}
+    assert [c.outcome for c in model.calls] == ["invalid", "ok"]
+    assert "agent_id names Agent 'agent_0042'" in model.calls[0].detail

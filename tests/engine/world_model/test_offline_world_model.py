@@ -3,6 +3,7 @@ from __future__ import annotations
 import pytest
 
 from compoworld_assets.engine.runtime.state import ServiceState
+from compoworld_assets.engine.tasks.grounding import leaves
 from compoworld_assets.engine.world_model import OfflineWorldModel
 from compoworld_assets.engine.world_model.schema import schema_errors
 
@@ -13,7 +14,10 @@ ARGS = {
     "triage_queue": {},
     "send_reply": {"to": "ada.berg@globex.example.com", "body": "Fixed."},
     "count_open": {},
+    "find_agent": {"email": "MEI.SATO@initech.example.com"},
 }
+# What an offline answer needs that neither the arguments nor the state hold (free text, a score, a count).
+UNAVAILABLE = {"summarize_ticket": "$.summary", "suggest_agent": "$.confidence", "count_open": "$"}
 
 
 def test_same_call_same_state_gives_the_same_result(spec, state):
@@ -29,35 +33,54 @@ def test_same_call_same_state_gives_the_same_result(spec, state):
 
 
 @pytest.mark.parametrize("empty", [False, True])
-def test_results_are_valid_against_the_returns_schema(spec, state, empty):
+def test_results_are_type_valid_or_say_they_cannot_be_simulated(spec, state, empty):
     model = OfflineWorldModel()
     current = ServiceState.empty(spec) if empty else state
     for tool in spec.tools:
-        args = ARGS[tool.name]
-        result = model.simulate(spec, tool, args, current).result
-        if empty and tool.name == "summarize_ticket":
+        result = model.simulate(spec, tool, ARGS[tool.name], current).result
+        if empty and tool.name in ("summarize_ticket", "find_agent"):
             assert result["error"]["code"] == "not_found"
-            continue
-        assert result["success"], result
-        assert schema_errors(tool.returns, result["data"]) == []
+        elif tool.name in UNAVAILABLE:
+            assert result["error"]["code"] == "unavailable"
+            assert UNAVAILABLE[tool.name] in result["error"]["message"]
+        else:
+            assert result["success"], result
+            assert schema_errors(tool.returns, result["data"]) == []
 
 
 def test_results_reuse_argument_and_state_values(spec, state):
     model = OfflineWorldModel()
-    summary = model.simulate(spec, spec.tool("summarize_ticket"), {"ticket_id": "tick_0001"}, state).result["data"]
-    assert summary["ticket_id"] == "tick_0001"
-    assert summary["requester_email"] == "ada.berg@globex.example.com"
-    agent = model.simulate(spec, spec.tool("suggest_agent"), {"topic": "vpn"}, state).result["data"]
-    assert agent["agent_id"] == "agent_0001"
-    assert agent["agent_email"] in {
-        "ada.berg@globex.example.com",
-        "omar.ito@hooli.example.com",
-        "mei.sato@initech.example.com",
-    }
+    agent = model.simulate(spec, spec.tool("find_agent"), ARGS["find_agent"], state).result["data"]
+    assert agent == state.tables["Agent"]["agent_0001"]
     reply = model.simulate(
         spec, spec.tool("send_reply"), {"to": "zoe.xu@acme.example.com", "body": "Hi"}, state
     ).result["data"]
     assert reply["to"] == "zoe.xu@acme.example.com"
+    created = model.simulate(spec, spec.tool("create_ticket"), ARGS["create_ticket"], state).result["data"]
+    assert created["subject"] == "Printer jam" and created["id"] == "tick_0003"
+
+
+def test_a_look_up_that_matches_no_record_is_not_found(spec, state):
+    result = OfflineWorldModel().simulate(spec, spec.tool("find_agent"), {"email": "nobody@acme.example.com"},
+                                          state).result
+    assert result["error"]["code"] == "not_found"
+    assert "nobody@acme.example.com" in result["error"]["message"]
+
+
+@pytest.mark.parametrize("tool_name", sorted(ARGS))
+def test_no_answer_holds_a_value_it_made_up(spec, state, tool_name):
+    """Every value of a successful answer is an argument, a stored value, or a receipt of the call (the id and
+    time of a sent reply): never a phrase or a number drawn to fill the type."""
+    tool = spec.tool(tool_name)
+    simulation = OfflineWorldModel().simulate(spec, tool, ARGS[tool_name], state)
+    if not simulation.result["success"]:
+        return
+    stored = {v for table in state.tables.values() for r in table.values() for v in r.values()}
+    stored |= {v for c in simulation.change.created for v in c.record.values()}
+    known = stored | set(leaves(ARGS[tool_name]))
+    data = simulation.result["data"]
+    receipts = {data.get("message_id"), data.get("sent_at")} if isinstance(data, dict) else set()
+    assert set(leaves(data)) - known <= receipts
 
 
 def test_record_lists_are_existing_records(spec, state):

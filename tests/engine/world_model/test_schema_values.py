@@ -117,7 +117,8 @@ def test_all_of_parts_are_merged_and_required_names_are_always_present():
 
 
 def test_offline_world_model_fills_all_of_from_state_and_satisfies_patterns():
-    """The answer reuses stored ids through ``allOf``; its own id gets a pattern-matching value."""
+    """The answer reuses stored ids through ``allOf``; its own id gets a pattern-matching value; a list of
+    links nothing holds is empty, and a required value nothing holds makes the answer unavailable."""
     vault_ref = {"type": "string", TYPE_KEY: "vaults.Vault.id"}
     returns = {
         "allOf": [
@@ -126,7 +127,7 @@ def test_offline_world_model_fills_all_of_from_state_and_satisfies_patterns():
             {"type": "object", "properties": {"vault_id": vault_ref,
                                               "links": {"type": "array",
                                                         "items": {"type": "object", "required": ["href"]}}},
-             "required": ["vault_id", "links", "owner"]},
+             "required": ["vault_id", "links"]},
         ]
     }
     tool = ToolSpec(name="vault_report", description="Report.", effect=Effect.ACTION, returns=returns)
@@ -137,8 +138,11 @@ def test_offline_world_model_fills_all_of_from_state_and_satisfies_patterns():
                          tables={"Vault": {"vault_0001": {"id": "vault_0001", "name": "Ops"}}})
     result = OfflineWorldModel().simulate(spec, tool, {}, state).result
     assert result["success"] and schema_errors(returns, result["data"]) == []
-    assert result["data"]["vault_id"] == "vault_0001"
+    assert result["data"]["vault_id"] == "vault_0001" and result["data"]["links"] == []
     assert OfflineWorldModel().simulate(spec, tool, {}, state).result == result
+    returns["allOf"][1]["required"].append("owner")
+    result = OfflineWorldModel().simulate(spec, tool, {}, state).result
+    assert result["error"]["code"] == "unavailable" and "$.owner" in result["error"]["message"]
 
 
 @pytest.mark.parametrize("seed", range(5))

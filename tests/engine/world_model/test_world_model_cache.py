@@ -125,11 +125,10 @@ print(json.dumps([model.simulate(spec, spec.tool("suggest_agent"), {{"topic": "v
 def test_offline_model_through_the_cache_is_stable(spec, state, tmp_path):
     cache = SqliteWorldModelCache(tmp_path / "wm.sqlite")
     model = CachedWorldModel(OfflineWorldModel(), cache)
-    tool = spec.tool("summarize_ticket")
-    assert model.simulate(spec, tool, {"ticket_id": "tick_0002"}, state) == OfflineWorldModel().simulate(
-        spec, tool, {"ticket_id": "tick_0002"}, state
-    )
-    assert model.simulate(spec, tool, {"ticket_id": "tick_0002"}, state).result["data"]["ticket_id"] == "tick_0002"
+    tool = spec.tool("send_reply")
+    args = {"to": "omar.ito@hooli.example.com", "body": "Done."}
+    assert model.simulate(spec, tool, args, state) == OfflineWorldModel().simulate(spec, tool, args, state)
+    assert model.simulate(spec, tool, args, state).result["data"]["to"] == "omar.ito@hooli.example.com"
     assert model.hits == 1
 
 
@@ -138,11 +137,11 @@ def test_sqlite_cache_serves_the_threads_of_concurrent_episodes(spec, state, tmp
     from concurrent.futures import ThreadPoolExecutor
 
     model = CachedWorldModel(OfflineWorldModel(), SqliteWorldModelCache(tmp_path / "wm.sqlite"))
-    tool = spec.tool("summarize_ticket")
-    model.simulate(spec, tool, {"ticket_id": "tick_0002"}, state)  # the connection is made on this thread
+    tool = spec.tool("send_reply")
+    model.simulate(spec, tool, {"to": "omar.ito@hooli.example.com", "body": "m"}, state)  # connection made here
 
     def ask(n: int):
-        return model.simulate(spec, tool, {"ticket_id": f"tick_000{n % 2 + 1}"}, state).result
+        return model.simulate(spec, tool, {"to": "omar.ito@hooli.example.com", "body": f"m{n % 2}"}, state).result
 
     with ThreadPoolExecutor(4) as pool:
         results = list(pool.map(ask, range(24)))

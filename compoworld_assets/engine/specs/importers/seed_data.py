@@ -11,7 +11,8 @@ A spec file ``shop.json`` may come with data beside it:
 Each collection maps to an entity by name (``orders`` → ``Order``) or else by schema (the entity
 whose fields the records cover best, at least half of them); one that maps to none becomes a new
 entity. Fields the records hold and the entity lacks are added (optional, typed from the values:
-JSON type, and a shared type where names and values say so). A record's id is its key in an
+the JSON type most of them have, and a shared type where names and values say so; a record whose
+value has another type is quarantined, never the field). A record's id is its key in an
 object of records, else its ``id``, else its ``<entity>_id``; otherwise one is generated. Every
 record is validated against the typed state (record model, enums, shared types, references into
 the service's other collections); one that does not fit is quarantined with the reason and the
@@ -37,6 +38,7 @@ KIND = "seed_data"
 DATA_SUFFIXES = (".json", ".jsonl", ".csv", ".parquet")
 MAX_RECORDS = 100_000
 _JSON_TYPES = {bool: "boolean", int: "integer", float: "number", str: "string", list: "array", dict: "object"}
+_SPECIFICITY = ("integer", "number", "boolean", "string", "array", "object")
 
 
 class SeedDataError(ValueError):
@@ -198,14 +200,25 @@ def _add_fields(entity: EntitySpec, records: list[tuple[str | None, dict[str, An
                     values.setdefault(key, []).append(value)
     schemas = {}
     for key in sorted(values):
-        kinds = {_JSON_TYPES.get(type(v)) for v in values[key]}
-        if kinds == {"integer", "number"}:
-            kinds = {"number"}
-        if len(kinds) != 1 or None in kinds:
-            continue
-        schemas[key] = {"type": kinds.pop(), "examples": values[key][:5]}
+        kind = _column_type(values[key])
+        if kind is not None:
+            schemas[key] = {"type": kind, "examples": [v for v in values[key] if _JSON_TYPES.get(type(v)) == kind
+                                                       or (kind == "number" and type(v) is int)][:5]}
     context = context_words(service_id, entity.name)
     entity.fields.extend(entity_fields(schemas, (), service_id, set(entities), context))
+
+
+def _column_type(values: list[Any]) -> str | None:
+    """The JSON type most of a new field's values have (integers count as numbers where some are not); on a tie the
+    more specific type (a number, a boolean, before text, before a list or an object). The records whose value is
+    of another type are then quarantined by the record check, one by one, and the field is kept for the others."""
+    counts = Counter(_JSON_TYPES.get(type(v)) for v in values)
+    if counts["integer"] and counts["number"]:
+        counts["number"] += counts.pop("integer")
+    counts.pop(None, None)
+    if not counts:
+        return None
+    return max(counts, key=lambda kind: (counts[kind], -_SPECIFICITY.index(kind)))
 
 
 def _with_ids(entity: EntitySpec, records: list[tuple[str | None, dict[str, Any]]]) -> dict[str, dict[str, Any]]:
