@@ -6,8 +6,9 @@
 under those jobs and can re-execute them (:mod:`compoworld_assets.launch`). ``compoworld
 materialize`` runs any assets through the location's asset job, as the UI's Materialize button
 does (one partition, or every ``service`` partition); ``compoworld export`` copies the SFT samples,
-RL tasks and every kept trajectory out of the DuckDB file as JSON lines. Runs are tagged with the
-command, its seed and a hash of its run config.
+RL tasks and every kept trajectory out of the DuckDB file as JSON lines; ``compoworld serve-mcp``
+serves one stored task's world to an MCP client (:mod:`compoworld_assets.adapters.mcp_world`). Runs are
+tagged with the command, its seed and a hash of its run config.
 
 Runs survive being killed: every run is tagged with this process (host, pid, start time); on start
 the CLI marks failed the runs whose process is gone and frees the pool slots they held
@@ -244,7 +245,8 @@ EXPORTS = {
 
 
 def export(data_dir: str, target: Path) -> dict[str, int]:
-    """Write the SFT samples, RL tasks and every kept trajectory as JSON lines under ``target``."""
+    """Write the SFT samples, RL tasks and every kept trajectory as JSON lines under ``target`` (the trajectories
+    twice: in our sample format, ``samples.jsonl``, and in the reference system's published rows, ``paper.jsonl``)."""
     import duckdb
     from tqdm import tqdm
 
@@ -260,7 +262,44 @@ def export(data_dir: str, target: Path) -> dict[str, int]:
                     out.write(line + "\n")
                     written[name] += 1
                     progress.update(1)
+    written["paper.jsonl"] = _paper_rows(target / "samples.jsonl", target / "paper.jsonl")
     return written
+
+
+def export_hf(data_dir: str, target: Path, push_to: str | None = None) -> dict[str, int]:
+    """The SFT samples and the RL and held-out tasks as a Hugging Face ``DatasetDict`` saved under ``target`` with its
+    card (:mod:`compoworld_assets.adapters.hf_datasets`; the splits are held in memory while they are written)."""
+    import duckdb
+
+    from compoworld_assets.adapters import hf_datasets
+
+    database = _database(data_dir)
+    with duckdb.connect(str(database), read_only=True) as con:
+        sft = [json.loads(text) for (text,) in con.execute(
+            "select sample_json from pipeline.sft_dataset order by trajectory_id").fetchall()]
+        rl = [hf_datasets.task_row(*row) for row in con.execute(
+            "select s.task_json, s.task_hash, s.round from pipeline.rl_tasks r join pipeline.sampled_tasks s "
+            "using (task_id, task_hash) order by task_id").fetchall()]
+        heldout = [hf_datasets.task_row(*row) for row in con.execute(
+            "select task_json, task_hash, round from pipeline.sampled_tasks where split = 'heldout' "
+            "order by task_id").fetchall()]
+    datasets = hf_datasets.dataset_dict(sft, rl, heldout)
+    written = hf_datasets.save(datasets, target, str(database))
+    if push_to:
+        hf_datasets.push(datasets, push_to, str(database))
+    return written
+
+
+def _paper_rows(samples: Path, rows: Path) -> int:
+    """The kept trajectories again, in the reference system's published row shape (:mod:`.engine.paper_rows`)."""
+    from compoworld_assets.engine.paper_rows import paper_row
+
+    count = 0
+    with samples.open(encoding="utf-8") as source, rows.open("w", encoding="utf-8") as out:
+        for line in source:
+            out.write(json.dumps(paper_row(json.loads(line)), ensure_ascii=False) + "\n")
+            count += 1
+    return count
 
 
 def _lines_by_key(con: Any, keys_sql: str, lines_sql: str) -> Iterator[str]:
@@ -269,6 +308,37 @@ def _lines_by_key(con: Any, keys_sql: str, lines_sql: str) -> Iterator[str]:
     keys = [key for (key,) in con.execute(f"select distinct * from ({keys_sql}) order by 1").fetchall()]
     for start in range(0, len(keys), _EXPORT_BATCH):
         yield from (line for (line,) in con.execute(lines_sql, {"keys": keys[start:start + _EXPORT_BATCH]}).fetchall())
+
+
+def serve_mcp(data_dir: str, task_id: str, mode: str, transport: str, port: int) -> int:
+    """Serve the world of one stored task over MCP until the client goes (stdio) or the process is stopped (HTTP)."""
+    import anyio
+
+    from compoworld_assets.adapters.mcp_world import world_server
+    from compoworld_assets.adapters.stored import load_stored_world
+
+    _database(data_dir)
+    try:
+        stored = load_stored_world(data_dir, [task_id])
+    except KeyError as missing:
+        raise SystemExit(str(missing).strip("'\"")) from None
+    server = world_server(stored.tasks[task_id], stored.factory, mode)  # type: ignore[arg-type]
+    try:
+        if transport == "http":
+            import uvicorn
+
+            uvicorn.run(server.streamable_http_app(), host="127.0.0.1", port=port, log_level="warning")
+        else:
+            from mcp.server.stdio import stdio_server
+
+            async def run_stdio() -> None:
+                async with stdio_server() as (read, write):
+                    await server.run(read, write, server.create_initialization_options())
+
+            anyio.run(run_stdio)
+    finally:
+        stored.close()
+    return 0
 
 
 def summarize(database: Path) -> dict[str, int]:
@@ -329,8 +399,18 @@ def build_parser() -> argparse.ArgumentParser:
     materialize.add_argument("--config", help="run config: JSON, or a .json/.yaml file")
     for command in (run, materialize):
         command.add_argument("--log-level", default="WARNING", help="Dagster console log level (DEBUG for all)")
-    exporter = sub.add_parser("export", help="write sft.jsonl, rl_tasks.jsonl and samples.jsonl to a folder")
+    exporter = sub.add_parser("export", help="write sft.jsonl, rl_tasks.jsonl, samples.jsonl and paper.jsonl to a folder")
     exporter.add_argument("target", type=Path)
+    exporter.add_argument("--format", choices=("jsonl", "hf"), default="jsonl",
+                          help="jsonl: the files above; hf: a Hugging Face DatasetDict (sft, rl, heldout) with its card")
+    exporter.add_argument("--push-to-hub", metavar="REPO", help="with --format hf, also upload it (HF_TOKEN)")
+    mcp = sub.add_parser("serve-mcp", help="serve one stored task's world over the Model Context Protocol")
+    mcp.add_argument("--task", required=True, help="a task id of sampled_tasks")
+    mcp.add_argument("--mode", choices=("gateway", "direct"), default="gateway",
+                     help="gateway: the four discovery tools; direct: the services' own tools")
+    mcp.add_argument("--transport", choices=("stdio", "http"), default="stdio",
+                     help="stdio (an MCP client starts this command) or streamable HTTP on --port")
+    mcp.add_argument("--port", type=int, default=8765)
     sub.add_parser("status", help="print the counts stored in the DuckDB file")
     sub.add_parser("assets", help="list the assets `materialize` takes and how each is partitioned")
     for command in sub.choices.values():
@@ -343,6 +423,8 @@ def main(argv: list[str] | None = None) -> int:
     # Commands that need no Dagster run, and refusals, come before Dagster is imported (seconds).
     if args.command in ("assets", "status", "export"):
         return _command(args)
+    if args.command == "serve-mcp":
+        return serve_mcp(args.data_dir, args.task, args.mode, args.transport, args.port)
     if args.command == "materialize":
         _refuse_selection(args.assets, args.partition)
     _prepare_environment(args.data_dir)
@@ -364,7 +446,9 @@ def _command(args: argparse.Namespace) -> int:
         materialize_assets(args.data_dir, args.assets, args.partition, args.log_level, args.config)
         return 0
     if args.command == "export":
-        for name, count in export(args.data_dir, args.target).items():
+        written = (export_hf(args.data_dir, args.target, args.push_to_hub) if args.format == "hf"
+                   else export(args.data_dir, args.target))
+        for name, count in written.items():
             print(f"  {count:>6} rows → {args.target / name}")
         return 0
     if args.command == "assets":

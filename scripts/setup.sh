@@ -1,9 +1,9 @@
 #!/usr/bin/env bash
-# Create .venv and install CompoWorld with the extras named in $COMPOWORLD_EXTRAS (default: dev,train,eval).
+# Create .venv and install CompoWorld with the extras named in $COMPOWORLD_EXTRAS (default: dev,train,eval,adapters).
 # Idempotent: re-running only installs what changed.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-EXTRAS="${COMPOWORLD_EXTRAS:-dev,train,eval}"
+EXTRAS="${COMPOWORLD_EXTRAS:-dev,train,eval,adapters}"
 # bubblewrap isolates service modules (namespaces); libseccomp is the syscall filter. Without bubblewrap,
 # offline-synthesized modules still run (seccomp + rlimits) but LLM-written ones are refused.
 if ! command -v bwrap >/dev/null 2>&1 || ! ldconfig -p 2>/dev/null | grep -q libseccomp.so.2; then

@@ -37,7 +37,7 @@ def test_the_duckdb_schema_named_in_the_docs_is_the_io_managers():
 
 def test_every_cli_verb_the_docs_use_exists_and_the_readme_lists_every_verb():
     verbs = set(_subcommands())
-    used = {(doc, v) for doc, text in DOCS.items() for v in re.findall(r"compoworld (\w+)", text)}
+    used = {(doc, v) for doc, text in DOCS.items() for v in re.findall(r"compoworld ([\w-]+)", text)}
     assert {v for _, v in used} <= verbs | {"main"}, sorted(u for u in used if u[1] not in verbs)
     commands = DOCS["README.md"].split("## Commands", 1)[1]
     assert {v for v in verbs if f"compoworld {v}" not in commands} == set()

@@ -26,13 +26,19 @@ def test_export_writes_sft_rl_and_samples(tmp_path, monkeypatch):
         con.execute("create table pipeline.rl_tasks as select 'k1' task_id, 'h1' task_hash")
         con.execute("create table pipeline.sampled_tasks as select * from (values ('k1', 'h1', '{\"task\": 1}'), "
                     "('k2', 'h2', '{\"task\": 2}')) v(task_id, task_hash, task_json)")
+        kept = json.dumps({"tools": [], "messages": [], "meta": {
+            "task_id": "k1", "rollout_idx": 0, "policy": "oracle", "rubric_score": 1.0, "score": 1.0, "split": "rl"}})
         con.execute("create table pipeline.verified_trajectories as select * from (values "
-                    "('t1', '{\"id\": 1}', true), ('t3', '{\"id\": 3}', false)) v(trajectory_id, sample_json, passed)")
+                    "('t1', $kept, true), ('t3', '{\"id\": 3}', false)) v(trajectory_id, sample_json, passed)",
+                    {"kept": kept})
     written = cli.export(str(data), tmp_path / "out")
-    assert written == {"sft.jsonl": 3, "rl_tasks.jsonl": 1, "samples.jsonl": 1}
+    assert written == {"sft.jsonl": 3, "rl_tasks.jsonl": 1, "samples.jsonl": 1, "paper.jsonl": 1}
     sft = [json.loads(line) for line in (tmp_path / "out" / "sft.jsonl").read_text().splitlines()]
     assert sft == [{"id": 1}, {"id": 2}, {"id": 3}], "ordered by trajectory id"
-    assert (tmp_path / "out" / "samples.jsonl").read_text() == '{"id": 1}\n'
+    assert json.loads((tmp_path / "out" / "samples.jsonl").read_text()) == json.loads(kept)
+    [row] = [json.loads(line) for line in (tmp_path / "out" / "paper.jsonl").read_text().splitlines()]
+    assert row["source"] == "compoworld/oracle" and row["meta"] == {
+        "task_id": "k1", "rollout_idx": 0, "rubric_score": 1.0, "score": 1.0, "net_score": 1.0}
     assert (tmp_path / "out" / "rl_tasks.jsonl").read_text() == '{"task": 1}\n', "the RL split's tasks, from sampled_tasks"
 
 

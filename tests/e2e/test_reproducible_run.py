@@ -79,3 +79,30 @@ def test_two_runs_with_the_same_seed_store_identical_tables(project_env, tmp_pat
     files = file_digests(first)
     assert any(name.startswith("exports/") for name in files) and any(name.startswith("modules/") for name in files)
     assert files == file_digests(second)
+    assert oracle_score_over_mcp(first, project_env) == 1.0
+
+
+def oracle_score_over_mcp(data: Path, env: dict[str, str]) -> float:
+    """Replay a stored oracle episode through ``compoworld serve-mcp`` (stdio, started by the MCP SDK's own client)
+    and return the score the server gives it: the world a data folder stores, served to any MCP client."""
+    import asyncio
+    import json
+
+    from mcp import Client
+    from mcp.client.stdio import StdioServerParameters
+
+    with duckdb.connect(str(data / "compoworld.duckdb"), read_only=True) as con:
+        task_id, text = con.execute("select task_id, trajectory_json from pipeline.trajectories "
+                                    "where policy = 'oracle' order by task_id limit 1").fetchone()
+    calls = [(c["function"]["name"], json.loads(c["function"]["arguments"]))
+             for m in json.loads(text)["messages"] if m.get("role") == "assistant" for c in m.get("tool_calls") or []]
+    server = StdioServerParameters(command=sys.executable, cwd=str(REPO), env=env, args=[
+        "-m", "compoworld_assets.cli", "serve-mcp", "--task", task_id, "--data-dir", str(data)])
+
+    async def play() -> float:
+        async with Client(server) as client:
+            for name, arguments in calls:
+                await client.call_tool(name, arguments)
+            return (await client.call_tool("score_episode", {})).structured_content["data"]["rubric_score"]
+
+    return asyncio.run(play())

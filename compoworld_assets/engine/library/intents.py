@@ -8,7 +8,8 @@ record is new ("draft an invoice").
   every other built-in tool declares its phrase in :data:`DECLARED`.
 * Imported tools: derived from the description's first imperative sentence ("Creates a new
   Item." → "create a new item"), with the phrase naming the tool's entity replaced by
-  ``{subject}``; without such a sentence, from the readable operationId.
+  ``{subject}``; without such a sentence, the convention of its effect where it has an entity, else
+  the operation id in words, without the route's fragments (:func:`operation_words`).
 """
 
 from __future__ import annotations
@@ -185,6 +186,11 @@ DECLARED: dict[str, str] = {
     "directory.add_to_group": "add an account to a group",
 }
 
+METHOD_VERBS = {"get": "get", "post": "submit", "put": "update", "patch": "update", "delete": "delete",
+                "head": "check"}
+ROUTE_PREFIXES = frozenset({"api", "apis", "rest"})
+PATH_PARAMETERS = frozenset({"id", "ids", "uuid", "json"})
+TRAILING_WORDS = frozenset({"by", "for", "of", "from", "with", "to", "in", "on", "at"})
 VERBS = frozenset({
     "accept", "activate", "add", "adjust", "apply", "approve", "archive", "assign", "attach", "book",
     "calculate", "cancel", "capture", "change", "check", "classify", "close", "comment", "complete", "compute",
@@ -225,7 +231,38 @@ def intent_for(spec: ServiceSpec, tool: ToolSpec) -> Intent:
     sentence = imperative_sentence(tool.description)
     if sentence is not None:
         return Intent(_with_subject(sentence, tool, noun), "description")
-    return Intent(_with_subject(readable(tool.name, spec_vocabulary(spec)), tool, noun), "name")
+    if tool.effect in CONVENTIONS and noun:
+        return Intent(_convention(tool.effect, noun), "convention")
+    return Intent(_with_subject(operation_words(tool.name, spec_vocabulary(spec)), tool, noun), "name")
+
+
+def operation_words(name: str, known: frozenset[str]) -> str:
+    """An operation id as the words a person would use: HTTP methods, versions, a leading ``api``, ``id`` and repeated words
+    (the path fragments an id generated from a route carries: ``api_transport_transport_gotify_id_put``) left out,
+    and a verb in front (the method's: ``update transport gotify``; else ``use``)."""
+    parts = readable(re.sub(r"((?<![A-Za-z])[vV]|(?<=[a-z])V)\d+(?![a-z])", " ", name), known).split()
+    method = next((p for p in (parts[-1:] + parts[:1]) if p in METHOD_VERBS), None)
+    if len(parts) > 1 and parts[-1] == method:
+        parts = parts[:-1]  # the method a generated id ends with (``..._id_put``); one it starts with may be a verb
+    elif parts and parts[0] in ("put", "patch"):
+        parts = ["update", *parts[1:]]
+    while len(parts) > 1 and parts[0] in ROUTE_PREFIXES:  # ``/api/...``
+        parts = parts[1:]
+    kept: list[str] = []
+    for part in parts:
+        if part in PATH_PARAMETERS or kept[-1:] == [part]:
+            continue
+        kept.append(part)
+    while kept and kept[-1] in TRAILING_WORDS:  # what was left of ``..._by_id``
+        kept.pop()
+    if not kept:
+        return readable(name, known)
+    verb = next((i for i, part in enumerate(kept) if part in VERBS), None)
+    if verb:  # a verb inside the route (``repos_update_status``) leads the phrase
+        kept.insert(0, kept.pop(verb))
+    elif verb is None:
+        kept.insert(0, METHOD_VERBS.get(method or "", "use"))
+    return " ".join(kept)
 
 
 def _is_crud_name(tool: ToolSpec) -> bool:

@@ -3,14 +3,16 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Literal
 
 from pydantic import BaseModel, ConfigDict
 
-from compoworld_assets.engine.specs.importers import dedupe_service_ids, import_spec_dir, import_spec_file
+from compoworld_assets.engine.specs.importers import (
+    SpecKind,
+    dedupe_service_ids,
+    import_spec_dir,
+    import_spec_file,
+)
 from compoworld_assets.engine.specs.model import ImportResult
-
-SourceKind = Literal["openai", "bfcl", "openapi", "mcp", "compoworld", "auto"]
 
 
 class SpecSource(BaseModel):
@@ -18,7 +20,7 @@ class SpecSource(BaseModel):
 
     model_config = ConfigDict(frozen=True)
 
-    kind: SourceKind
+    kind: SpecKind
     path: str
 
 

@@ -20,7 +20,7 @@ import json
 from collections.abc import Callable, Mapping
 from typing import Any, Protocol
 
-from compoworld_assets.engine.library.wording import readable, spec_vocabulary
+from compoworld_assets.engine.library.intents import entity_noun, intent_for
 from compoworld_assets.engine.specs.model import ServiceSpec
 from compoworld_assets.engine.tasks.goal import GoalWriter
 from compoworld_assets.engine.tasks.model import ArgBinding, PlanStep, Task
@@ -133,7 +133,8 @@ def keeps_values(text: str, task: Task) -> bool:
 
 
 def _step_sentence(step: PlanStep, spec: ServiceSpec) -> str:
-    action = readable(step.tool, spec_vocabulary(spec))
+    tool = spec.tool(step.tool)
+    action = intent_for(spec, tool).phrase(f"the {entity_noun(spec, tool.entity) if tool.entity else 'record'}")
     details = [_argument_phrase(name, binding) for name, binding in sorted(step.args.items())]
     suffix = f" with {'; '.join(details)}" if details else ""
     return f"{step.index + 1}. In {spec.name} ({spec.id}), {action}{suffix}."

@@ -10,7 +10,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from compoworld_assets.engine.library import builtin_spec
-from compoworld_assets.engine.library.intents import DECLARED, intent_for
+from compoworld_assets.engine.library.intents import DECLARED, intent_for, operation_words
 from compoworld_assets.engine.library.wording import readable
 from compoworld_assets.engine.runtime.service_runtime import RuntimePool, ServiceMount
 from compoworld_assets.engine.service_build import BuiltService
@@ -100,7 +100,7 @@ def test_explicit_style_keeps_the_recipe(email_plan, tiny_specs):
     specs = {s.id: s for s in tiny_specs}
     task = draft_task(email_plan, specs, seed=3, config=TaskConfig(instruction_style="explicit"))
     assert task.instruction_style == "explicit"
-    assert "1. In Shop (shop), get customer" in task.instruction and "from step 1" in task.instruction
+    assert "1. In Shop (shop), look up the customer" in task.instruction and "from step 1" in task.instruction
     goal = GoalWriter().write(task.model_copy(update={"instruction_style": "goal"}), specs)
     assert TemplateWriter().write(task, specs) == task.instruction != goal
 
@@ -134,3 +134,27 @@ def test_imported_intents_come_from_descriptions_or_readable_names():
     assert intent_for(spec, spec.tools[1]).source == "name"
     assert intent_for(spec, spec.tools[2]).phrase() == "list all documents"
     assert readable("createnewdocument", frozenset({"create", "new", "document"})) == "create new document"
+
+
+@pytest.mark.parametrize(("operation", "words"), [
+    ("api_transport_transport_gotify_id_put", "update transport gotify"),  # an id made from a route
+    ("get_v1_email_disposable", "get email disposable"),
+    ("getV2Users", "get users"),
+    ("delete_thing_by_id", "delete thing"),
+    ("repos_update_status_check_protection", "update repos status check protection"),
+    ("admin_emoji_add", "add admin emoji"),
+    ("wkhtmltopdf_from_url_get", "get wkhtmltopdf from url"),
+])
+def test_an_operation_id_reads_as_words_without_route_fragments(operation, words):
+    assert operation_words(operation, frozenset()) == words
+
+
+def test_an_undescribed_tool_of_an_entity_reads_by_its_effect_not_its_operation_id():
+    from compoworld_assets.engine.specs.model import Effect, EntitySpec, ServiceSpec, SourceRef, ToolSpec
+    spec = ServiceSpec(id="gotify", name="Gotify", domain="it", description="", source=SourceRef(
+        kind="openapi", location="x"), entities=[EntitySpec(name="Transport", id_prefix="trn", fields=[])],
+        tools=[ToolSpec(name="api_transport_id_put", description="", effect=Effect.UPDATE, entity="Transport",
+                        parameters={"type": "object", "required": ["id"], "properties": {
+                            "id": {"type": "string", "x-cw-type": "gotify.Transport.id"}}})])
+    intent = intent_for(spec, spec.tools[0])
+    assert (intent.source, intent.phrase("transport trn_0001")) == ("convention", "update transport trn_0001")

@@ -8,8 +8,10 @@ document is imported under a time limit, and tool schemas are repaired (:mod:`.s
 
 Format detection (``kind="auto"``): a document with an ``openapi``/``swagger`` key is OpenAPI;
 a ``tools`` array whose entries have ``inputSchema`` (bare or in a JSON-RPC ``result``) is an MCP
-tools/list result; a ``services`` header makes a CompoWorld gateway list; anything else is
-OpenAI/BFCL function JSON (BFCL when it uses the Gorilla dialect).
+tools/list result; a ``services`` header makes a CompoWorld gateway list; episodes with ``messages`` and
+the four gateway meta-tools (the reference system's published trajectories) give the services their
+replies show (:mod:`.trajectory_rows`); anything else is OpenAI/BFCL function JSON (BFCL when it uses
+the Gorilla dialect).
 """
 
 from __future__ import annotations
@@ -34,11 +36,15 @@ from compoworld_assets.engine.specs.importers.service_ids import (
     spec_fingerprint,
     with_service_id,
 )
+from compoworld_assets.engine.specs.importers.trajectory_rows import (
+    import_trajectory_rows,
+    is_trajectory_rows,
+)
 from compoworld_assets.engine.specs.limits import DEFAULT_LIMITS, ImportLimits
 from compoworld_assets.engine.specs.model import ImportResult, QuarantinedSpec
 from compoworld_assets.engine.workers import WorkerLost, run_isolated, worker_count
 
-SpecKind = Literal["openai", "bfcl", "openapi", "mcp", "compoworld", "auto"]
+SpecKind = Literal["openai", "bfcl", "openapi", "mcp", "compoworld", "trajectories", "auto"]
 SPEC_SUFFIXES = (".json", ".yaml", ".yml", ".jsonl")
 
 __all__ = [
@@ -119,9 +125,11 @@ def location_of(path: Path) -> str:
     return os.fsencode(path).decode("utf-8", "replace")
 
 
-def detect_kind(data: Any) -> Literal["openapi", "mcp", "compoworld", "functions"]:
+def detect_kind(data: Any) -> Literal["openapi", "mcp", "compoworld", "trajectories", "functions"]:
     if isinstance(data, dict) and ("openapi" in data or "swagger" in data):
         return "openapi"
+    if is_trajectory_rows(data):
+        return "trajectories"
     if is_mcp_document(data):
         return "mcp"
     if service_header(data):
@@ -157,6 +165,8 @@ def _import_kind(data: Any, location: str, kind: SpecKind, service_id: str | Non
         return import_mcp_tools(data, location=location, service_id=service_id, domain=domain)
     if detected == "compoworld":
         return import_compoworld_tools(data, location=location, domain=domain)
+    if detected == "trajectories":
+        return import_trajectory_rows(data, location=location, domain=domain)
     function_kind = detected if detected in ("openai", "bfcl") else None
     return import_openai_functions(
         data, location=location, service_id=service_id, domain=domain, kind=function_kind
