@@ -54,7 +54,10 @@ from compoworld_assets.engine.world_model.change import (
 from compoworld_assets.engine.world_model.schema import is_valid
 
 MAX_DEPTH = 3
-SUCCESS_WORDS = frozenset({"ok", "success", "succeeded", "successful", "accepted", "queued", "sent"})
+# A boolean named by one of these reports the call's own outcome (``ok``, ``authentication_status``, ``deleted``):
+# true, since the call succeeded. Any other boolean of an answer (``is_disposable``) is a fact to look up.
+SUCCESS_WORDS = frozenset({"ok", "success", "succeeded", "successful", "accepted", "queued", "sent", "status", "done",
+                           "completed", "created", "updated", "deleted", "removed", "saved"})
 MAX_LISTED_RECORDS = 3
 _MISSING = object()
 

@@ -13,6 +13,7 @@ facts they must mention (the record's label) and the gate does not mutate them.
 
 from __future__ import annotations
 
+import math
 import random
 from collections.abc import Callable, Mapping
 from dataclasses import asdict, dataclass, field
@@ -225,6 +226,23 @@ class Words:
 
 def _money(value: float) -> str:
     return f"{value:,.2f}"
+
+
+NICE_STEPS = (1.0, 2.0, 2.5, 5.0)
+
+
+def _line_for(rows: Mapping[str, Mapping[str, Any]], field_name: str, rng: random.Random) -> float:
+    """A round line (1, 2, 2.5 or 5 times a power of ten) within a factor of two of the median of the values the
+    world seeded for ``field_name``, so a line reads as the field's scale does (a nightly rate over 200.00, a
+    contract value over 50,000.00); 500 to 5,000 when the world holds no positive value of it."""
+    values = sorted(v for r in rows.values() if isinstance(v := r.get(field_name), (int, float)) and v > 0)
+    if not values:
+        return float(rng.choice((500, 1000, 2000, 2500, 5000)))
+    middle = values[len(values) // 2]
+    power = 10.0 ** math.floor(math.log10(middle))
+    near = [step * power * scale for scale in (0.1, 1.0, 10.0) for step in NICE_STEPS
+            if middle / 2 <= step * power * scale <= middle * 2]
+    return round(rng.choice(near), 2)
 
 
 def _key(text: str) -> str:
@@ -668,7 +686,7 @@ def sweep(scene: Scene) -> Built:
         basis = "due" if ahead else "stale"
     else:
         assert case.amount is not None
-        line = float(rng.choice((500, 1000, 2000, 2500, 5000)))
+        line = _line_for(rows, case.amount, rng)
         for record_id in ids:
             over = record_id in meets or (record_id not in picked and rng.random() < 0.5)
             rows[record_id][case.amount] = round(line * (rng.uniform(1.1, 3.0) if over else rng.uniform(0.2, 0.9)), 2)
@@ -742,7 +760,7 @@ def approval_gate(scene: Scene) -> Built:
     count = 3 if draft.level == "hard" else 1
     revised = book.stamp is not None and draft.level != "easy"
     requests = sorted(rng.sample(ids, count))
-    limit = float(rng.choice((1000, 2000, 2500, 5000)))
+    limit = _line_for(rows, case.amount, rng)
     routes = [rng.random() < 0.5 for _ in requests] if count == 1 else rng.sample([True, False, rng.random() < 0.5], 3)
     for record_id, needs in zip(requests, routes, strict=True):
         rows[record_id][case.status] = ready
@@ -841,7 +859,7 @@ def approval_gate(scene: Scene) -> Built:
                f"{rng.choice(words_for.SIGN_OFFS)}")
     if count == 1:
         record_id = requests[0]
-        report = {"needs_approval": (fixed(routes[0]), f"whether the {w.noun} needed approval (true or false)"),
+        report = {"needs_approval": (fixed(routes[0]), f"whether the {w.noun} needed approval ({KEY}, true or false)"),
                   _key(w.amount or "amount"): (fixed(rows[record_id][case.amount]), f"its {w.amount}")}
     else:
         report = {"sent_for_approval": (fixed(sum(routes)), "how many requests went to approval"),
@@ -885,6 +903,15 @@ BUILDERS: dict[str, Callable[[Scene], Built]] = {
 }
 
 
+KEY = "{key}"
+"""Where a report's words name its key themselves (``whether it needed approval ({key}, true or false)``)."""
+
+
+def asked(key: str, what: str, label: str = "") -> str:
+    """How a value to report is asked for: its words and, in parentheses, its key (after ``label``)."""
+    return what.replace(KEY, label + key) if KEY in what else f"{what} ({label}{key})"
+
+
 def build_task(draft: WorkflowDraft, specs: Mapping[str, ServiceSpec], seed: int, split: Split,
                runtime_for: Callable[[Task], WorldRuntimeLike], rows: int, today: str,
                distractors: list[str]) -> tuple[Task, Built]:
@@ -901,7 +928,7 @@ def build_task(draft: WorkflowDraft, specs: Mapping[str, ServiceSpec], seed: int
     scene.runtime_for = mount
     built = BUILDERS[draft.pattern](scene)
     keys = list(built.report)
-    wanted = [f"{what} ({key})" for key, (_, what) in built.report.items()]
+    wanted = [asked(key, what) for key, (_, what) in built.report.items()]
     wanted_words = ", ".join(wanted[:-1]) + (" and " if len(wanted) > 1 else "") + wanted[-1]
     instruction = (f"Today is {today}. {built.request}\n\nWhen you are done, let me know {wanted_words}: reply with a "
                    f"JSON object with exactly the keys {', '.join(keys)}.")
