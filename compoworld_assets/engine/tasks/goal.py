@@ -5,14 +5,14 @@ Reads and look-ups are not asked for: they become the way a record is named ("th
 email of hotel booking htl_0007", "the first payment for invoice inv_0006"), and the agent has
 to work out which services to use and in what order. Every write of the plan becomes one clause
 built from its tool's intent phrase (:mod:`compoworld_assets.engine.library.intents`) and the
-values the user states; the last sentence names what to report, in words and by answer key.
+values the user states; the last sentence names what to report, in words and as the JSON object to answer with.
 """
 
 from __future__ import annotations
 
 import json
 import re
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 from compoworld_assets.engine.identity_cache import IdentityCache
@@ -163,7 +163,7 @@ class Describer:
             return f"{field_words(name)}: {self.value(binding)}"
         return f"{field_words(name)} {literal(binding.value)}"
 
-    def report(self, name: str, binding: ArgBinding) -> str:
+    def report(self, binding: ArgBinding) -> str:
         """The words for one value to report (``the id of the new invoice``)."""
         path = binding.path or "$"
         field = path.rsplit(".", 1)[-1]
@@ -171,8 +171,8 @@ class Describer:
         step = self.steps[binding.step or 0]
         if self.tool(step).entity is None or self.tool(step).effect == Effect.ACTION:
             # no record to name (an entity-less read, an action): the value comes back from the last request
-            return f"the {what} it returns (as {name})"
-        return f"the {what} of {self.subject(binding.step or 0)} (as {name})"
+            return f"the {what} it returns"
+        return f"the {what} of {self.subject(binding.step or 0)}"
 
 
 class GoalWriter:
@@ -184,13 +184,9 @@ class GoalWriter:
         describe = Describer(task, specs)
         clauses = [self._clause(describe, step) for step in task.plan.steps
                    if describe.tool(step).effect not in READS or step.index == len(task.plan.steps) - 1]
-        text = f"Today is {task.today}. " + _sentences(clauses)
-        if task.report_fields:
-            wanted = [describe.report(n, task.report_sources[n]) for n in task.report_fields
-                      if n in task.report_sources]
-            text += (" Tell me " + _join(wanted) + " in your final answer, as a JSON object with exactly "
-                     "the keys " + ", ".join(task.report_fields) + ".")
-        return text
+        text = _sentences(clauses)
+        wanted = [(n, describe.report(task.report_sources[n])) for n in task.report_fields if n in task.report_sources]
+        return text + ("\n\n" + report_request(wanted) if wanted else "")
 
     def _clause(self, describe: Describer, step: PlanStep) -> str:
         spec = describe.specs[step.service_id]
@@ -211,6 +207,15 @@ class GoalWriter:
         if not details:
             return phrase
         return f"{phrase} with " + _join([describe.detail(n, b) for n, b in details])
+
+
+def report_request(report: Sequence[tuple[str, str]]) -> str:
+    """The closing request for the values to report, given as (answer key, words) pairs: the values in words, then
+    the JSON object to answer with (a value asked with "whether" is true or false). It starts with the mark the
+    rewriter splits the request at (:data:`~compoworld_assets.engine.tasks.rewrite.REPORT_MARK`)."""
+    shape = ", ".join(f'"{key}": {"true or false" if words.startswith("whether ") else "..."}'
+                      for key, words in report)
+    return f"When you are done, tell me {_join([words for _, words in report])}, in this form: {{{shape}}}"
 
 
 def _join(parts: list[str]) -> str:

@@ -75,7 +75,7 @@ class RecipeWriter:
     name = "explicit"
 
     def write(self, task: Task, specs: Mapping[str, ServiceSpec]) -> str:
-        lines = [f"Today is {task.today}. Please do the following:"]
+        lines = ["Please do the following:"]
         lines += [_step_sentence(step, specs[step.service_id]) for step in task.plan.steps]
         if task.report_fields:
             lines.append("When you are done, report " + ", ".join(task.report_fields)

@@ -100,7 +100,7 @@ def build_rubric(task: Task, specs: Mapping[str, ServiceSpec], gold: GoldRun) ->
     for name in task.report_fields:
         if name in gold.answer:
             check = {"op": "answer_equals", "field": name, "value": gold.answer[name]}
-            wording = Describer(task, specs).report(name, task.report_sources[name]) \
+            wording = f"{Describer(task, specs).report(task.report_sources[name])} (as {name})" \
                 if name in task.report_sources else name
             criteria.append(Criterion(id=f"answer_{name}", kind="answer", description=f"reports {wording}",
                                       check=check))

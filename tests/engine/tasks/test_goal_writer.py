@@ -93,7 +93,7 @@ def test_goal_names_records_the_user_knows_and_skips_the_reads(email_plan, tiny_
     assert task.instruction_style == "goal"
     assert f"the email of customer {customer}" in task.instruction
     assert "look up" not in task.instruction and "Shop" not in task.instruction
-    assert "(as message_id)" in task.instruction
+    assert 'tell me the id of the new message, in this form: {"message_id": ...}' in task.instruction
 
 
 def test_explicit_style_keeps_the_recipe(email_plan, tiny_specs):

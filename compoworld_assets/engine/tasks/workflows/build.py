@@ -28,6 +28,7 @@ from compoworld_assets.engine.library.seeding import seed_world
 from compoworld_assets.engine.library.wording import a_or_an
 from compoworld_assets.engine.runtime.state import WorldState
 from compoworld_assets.engine.specs.model import ServiceSpec
+from compoworld_assets.engine.tasks.goal import report_request
 from compoworld_assets.engine.tasks.instantiate import COLLATERAL_RULE, TaskGenerationError, task_id_for
 from compoworld_assets.engine.tasks.model import ArgBinding, Criterion, Plan, PlanStep, Split, Task, Trap
 from compoworld_assets.engine.tasks.plan_exec import Unresolved, WorldRuntimeLike, resolve
@@ -859,7 +860,7 @@ def approval_gate(scene: Scene) -> Built:
                f"{rng.choice(words_for.SIGN_OFFS)}")
     if count == 1:
         record_id = requests[0]
-        report = {"needs_approval": (fixed(routes[0]), f"whether the {w.noun} needed approval ({KEY}, true or false)"),
+        report = {"needs_approval": (fixed(routes[0]), f"whether the {w.noun} needed approval"),
                   _key(w.amount or "amount"): (fixed(rows[record_id][case.amount]), f"its {w.amount}")}
     else:
         report = {"sent_for_approval": (fixed(sum(routes)), "how many requests went to approval"),
@@ -903,14 +904,6 @@ BUILDERS: dict[str, Callable[[Scene], Built]] = {
 }
 
 
-KEY = "{key}"
-"""Where a report's words name its key themselves (``whether it needed approval ({key}, true or false)``)."""
-
-
-def asked(key: str, what: str, label: str = "") -> str:
-    """How a value to report is asked for: its words and, in parentheses, its key (after ``label``)."""
-    return what.replace(KEY, label + key) if KEY in what else f"{what} ({label}{key})"
-
 
 def build_task(draft: WorkflowDraft, specs: Mapping[str, ServiceSpec], seed: int, split: Split,
                runtime_for: Callable[[Task], WorldRuntimeLike], rows: int, today: str,
@@ -928,10 +921,7 @@ def build_task(draft: WorkflowDraft, specs: Mapping[str, ServiceSpec], seed: int
     scene.runtime_for = mount
     built = BUILDERS[draft.pattern](scene)
     keys = list(built.report)
-    wanted = [asked(key, what) for key, (_, what) in built.report.items()]
-    wanted_words = ", ".join(wanted[:-1]) + (" and " if len(wanted) > 1 else "") + wanted[-1]
-    instruction = (f"Today is {today}. {built.request}\n\nWhen you are done, let me know {wanted_words}: reply with a "
-                   f"JSON object with exactly the keys {', '.join(keys)}.")
+    instruction = f"{built.request}\n\n{report_request([(key, what) for key, (_, what) in built.report.items()])}"
     initial = WorldState(services={sid: s for sid, s in scene.world.services.items()})
     task = Task(task_id=task_id, seed=seed, split=split, domain=specs[draft.case.service].domain,
                 services=draft.services, distractor_services=distractors, initial_state=initial,

@@ -20,7 +20,7 @@ from compoworld_assets.engine.tasks.instantiate import (
 from compoworld_assets.engine.tasks.model import Criterion, Split, Task
 from compoworld_assets.engine.tasks.plan_exec import WorldRuntimeLike, execute_plan
 from compoworld_assets.engine.tasks.rubrics import collateral_criterion
-from compoworld_assets.engine.tasks.workflows.build import Built, WorkflowDraft, asked, build_task
+from compoworld_assets.engine.tasks.workflows.build import Built, WorkflowDraft, build_task
 from compoworld_assets.engine.tasks.workflows.patterns import PATTERNS
 
 # Validator rules a workflow's own choices answer for: its messages are sent today by the person asking
@@ -41,7 +41,7 @@ def instantiate_workflow(draft: WorkflowDraft, specs: Mapping[str, ServiceSpec],
     if violations:
         raise TaskGenerationError(INCONSISTENT + "; ".join(str(v) for v in violations[:5]))
     words = {key: what for key, (_, what) in built.report.items()}
-    answers = [Criterion(id=f"answer_{key}", kind="answer", description=f"reports {asked(key, words[key], 'as ')}",
+    answers = [Criterion(id=f"answer_{key}", kind="answer", description=f"reports {words[key]} (as {key})",
                          check={"op": "answer_equals", "field": key, "value": answer[key]})
                for key in task.report_fields]
     rubric = task.rubric[:len(built.criteria)] + answers + [collateral_criterion(task.initial_state, final)] + \
