@@ -47,9 +47,11 @@ EVENT_WORDS = frozenset({"delivered", "paid", "returned", "won", "lost", "hired"
 VERDICT_WORDS = frozenset({"rejected", "declined", "denied"})
 
 PATTERNS: tuple[Pattern, ...] = (
+    # Only work moving on is ranked: cancelling the one biggest booking, or closing a ticket for being the oldest,
+    # reads as no reason at all (blind judges said so); spending is cut, and finished work closed, by a sweep.
     Pattern("priority_pick", "rank the open cases, act on the top one the rules allow, tell whoever it concerns",
             ("ranking", "sequential-dependency", "cross-env-data-flow", "notification"),
-            frozenset({"advance", "stop", "close"}), frozenset({"contact", "rank"}),
+            frozenset({"advance"}), frozenset({"contact", "rank"}),
             rules=frozenset({"medium", "hard"}), avoid=EVENT_WORDS | VERDICT_WORDS),
     Pattern("sweep", "act on every case that meets a condition (a date passed, an amount over a line), skip what "
             "the rules protect, report how many",
@@ -160,28 +162,10 @@ REASONS: dict[tuple[str, ...], tuple[str, ...]] = {
         "The backlog review is on {day} and I want to show the {noun} with the {rank} is moving.",
         "I've got capacity for exactly one {noun} this week; let's spend it on the one with the {rank}.",
     ),
-    ("priority_pick", "stop"): (
-        "We've been told to trim spending before {day}, and the {noun} with the {rank} is the first to go.",
-        "Finance wants one {noun} off the books by {day}: the one with the {rank}.",
-        "We're over plan this quarter, so the {noun} with the {rank} has to be dealt with first.",
-    ),
     ("priority_pick_batch", "advance"): (
         ("We have room to push a few more {nouns} through before the {day} cut-off, so they have to be the ones with "
         "the {rank}."),
         "The backlog review is on {day} and I want to show the {nouns} with the {rank} are moving.",
-    ),
-    ("priority_pick_batch", "stop"): (
-        "We've been told to trim spending before {day}, and the {nouns} with the {rank} are the first to go.",
-        "We're over plan this quarter, so the {nouns} with the {rank} have to be dealt with first.",
-    ),
-    ("priority_pick_batch", "close"): (
-        "We're closing out the {period} numbers and I want the {nouns} with the {rank} settled first.",
-        "Before {day} I need the {nouns} with the {rank} wrapped up.",
-    ),
-    ("priority_pick", "close"): (
-        "We're closing out the {period} numbers and I want the {noun} with the {rank} settled first.",
-        "The {noun} with the {rank} is the one people keep asking me about, so let's finish it first.",
-        "Before {day} I need the {noun} with the {rank} wrapped up.",
     ),
     ("sweep", "close"): (
         "Our records show several {nouns} that are finished in practice but were never updated.",
@@ -235,24 +219,11 @@ REASONS.update({
         "We work oldest first, so the {noun} with the {rank} is next.",
         "The {noun} with the {rank} has waited longest, so it's next in line.",
     ),
-    ("priority_pick", "close", "amount"): (
-        "Finance wants the biggest open item settled before the {period} close: the {noun} with the {rank}.",
-    ),
-    ("priority_pick", "close", "date"): (
-        "We work oldest first, and the {noun} with the {rank} is long overdue for closing.",
-        "The {noun} with the {rank} has been open longest, so I want it closed before anything newer.",
-    ),
     ("priority_pick_batch", "advance", "amount"): (
         "Cash flow is tight this month, so the {nouns} with the {rank} go first.",
     ),
     ("priority_pick_batch", "advance", "date"): (
         "We work oldest first, so the {nouns} with the {rank} are next.",
-    ),
-    ("priority_pick_batch", "close", "amount"): (
-        "Finance wants the biggest open items settled before the {period} close: the {nouns} with the {rank}.",
-    ),
-    ("priority_pick_batch", "close", "date"): (
-        "We work oldest first, and the {nouns} with the {rank} are long overdue for closing.",
     ),
     ("sweep", "advance", "due"): (
         "Anything past its date has to be dealt with before the {day} review.",
