@@ -65,11 +65,14 @@ def split_summary(datasets: Any) -> dict[str, dict[str, Any]]:
     return summary
 
 
-def dataset_card(datasets: Any, source: str) -> str:
-    """The card: a YAML header Hugging Face reads (configs, splits) and the schema, counts, seeds, hashes in words."""
+def dataset_card(datasets: Any, source: str, hub: bool = False) -> str:
+    """The card: a YAML header Hugging Face reads and the schema, counts, seeds, hashes in words. On the Hub the
+    header also names each split's files as ``push_to_hub`` writes them (``data/<split>-*``); beside
+    ``save_to_disk`` the splits are read with ``load_from_disk``, which needs no such names."""
     summary = split_summary(datasets)
-    header = ["---", "license: apache-2.0", "tags: [agents, tool-use, synthetic]", "configs:", "- config_name: default",
-              "  data_files:"] + [f"  - split: {name}\n    path: {name}/*" for name in datasets] + ["---", ""]
+    files = (["configs:", "- config_name: default", "  data_files:"]
+             + [f"  - split: {name}\n    path: data/{name}-*" for name in datasets]) if hub else []
+    header = ["---", "license: apache-2.0", "tags: [agents, tool-use, synthetic]", *files, "---", ""]
     lines = [f"# CompoWorld training data from `{source}`", "",
              (f"Written by compoworld {version('compoworld')}. Each task carries the seed of its world (`seed`), drawn from "
              "the run's seed and its round."), "", "| split | rows | content hash | world seeds | rounds |",
@@ -100,5 +103,5 @@ def push(datasets: Any, repo_id: str, source: str, private: bool = True) -> None
     from huggingface_hub import HfApi
 
     datasets.push_to_hub(repo_id, private=private)
-    HfApi().upload_file(path_or_fileobj=dataset_card(datasets, source).encode(), path_in_repo="README.md",
+    HfApi().upload_file(path_or_fileobj=dataset_card(datasets, source, hub=True).encode(), path_in_repo="README.md",
                         repo_id=repo_id, repo_type="dataset")

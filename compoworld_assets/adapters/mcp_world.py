@@ -31,7 +31,8 @@ UNBOUNDED_TURNS = 10_000  # an MCP client decides when it is done; the episode d
 
 
 class EpisodeSession:
-    """One episode of ``task`` behind one MCP connection (created on its first request, closed with it)."""
+    """One episode of ``task`` on a fresh world (created on the server's first request, closed by
+    ``reset_episode``; the world goes back with the factory when the process ends)."""
 
     def __init__(self, task: Task, factory: WorldFactory, mode: DiscoverMode) -> None:
         self.task = task
@@ -82,7 +83,8 @@ def world_server(task: Task, factory: WorldFactory, mode: DiscoverMode = "gatewa
         async with lock:
             old = state.pop("episode", None)
             if old is not None:
-                await anyio.to_thread.run_sync(old.close)
+                async with old.lock:  # a call still running on the old world finishes first
+                    await anyio.to_thread.run_sync(old.close)
         await session(None)
         return {"success": True, "data": {"reset": True}}
 

@@ -34,4 +34,6 @@ def test_the_splits_round_trip_and_the_card_states_their_numbers(tmp_path):
     card = (tmp_path / "hf" / "README.md").read_text()
     for name, facts in split_summary(loaded).items():  # worked out again from what was loaded
         assert f"| {name} | {facts['rows']} | `{facts['content_hash'][:16]}` |" in card
-    assert "## How the splits were drawn" in card and "- split: heldout" in card
+    assert "## How the splits were drawn" in card and "data_files" not in card  # load_from_disk needs none
+    from compoworld_assets.adapters.hf_datasets import dataset_card
+    assert "  - split: heldout\n    path: data/heldout-*" in dataset_card(loaded, "test.duckdb", hub=True)

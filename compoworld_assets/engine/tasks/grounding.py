@@ -5,7 +5,9 @@ service's state, but an LLM (or an older cache) can still answer with a value no
 that grades such a value, or hands it to a later call, teaches an agent to copy text the world never
 contained. A value of a simulated call's answer that the run *uses* (a later call's argument or a
 reported value) is grounded when a record of the initial world holds it, an argument of that call or
-of an earlier one gave it, or a code tool's answer (code reads its state) holds it.
+of an earlier one gave it, or an earlier code tool's answer (code reads its state) holds it. Booleans
+are not checked (true and false are in every world). The id of a record a simulated call created is
+not held by the initial world, so a task that hands one on is refused: conservative, not wrong.
 
 The rule reads only the calls and the answer, so the task validator checks gold runs with it and an
 asset check checks stored trajectories with it, and both mean the same thing.
@@ -27,17 +29,20 @@ def ungrounded_values(initial: WorldState, calls: list[ToolCallRecord], answer: 
     grounded (see the module doc); empty when the run calls no simulated tool."""
     if not any(f"{c.service_id}_{c.tool}" in simulated for c in calls):
         return []
-    held = {_key(v) for state in initial.services.values() for table in state.tables.values()
-            for record in table.values() for v in leaves(record)}
-    held |= {_key(v) for c in calls if f"{c.service_id}_{c.tool}" not in simulated for v in leaves(c.result)}
+    stored = {_key(v) for state in initial.services.values() for table in state.tables.values()
+              for record in table.values() for v in leaves(record)}
     found = []
     for index, call in enumerate(calls):
         if f"{call.service_id}_{call.tool}" not in simulated or not call.result.get("success"):
             continue
+        # what the world showed before this call: code answers read the state (a later one may echo the value)
+        held = stored | {_key(v) for c in calls[:index] if f"{c.service_id}_{c.tool}" not in simulated
+                         for v in leaves(c.result)}
         given = {_key(v) for c in calls[:index + 1] for v in leaves(c.arguments)}
         used = {_key(v) for c in calls[index + 1:] for v in leaves(c.arguments)} | \
             {_key(v) for v in leaves(dict(answer))}
-        for value in sorted(set(map(_key, leaves(call.result.get("data")))) & used - held - given):
+        answered = {_key(v) for v in leaves(call.result.get("data")) if not isinstance(v, bool)}
+        for value in sorted(answered & used - held - given):
             found.append((f"call {index} ({call.tool}, simulated)",
                           f"{value} is used later but held by no record, argument or code answer"))
     return found

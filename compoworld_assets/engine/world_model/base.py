@@ -44,20 +44,21 @@ def missing_reference(
     return None
 
 
-def unheld_references(spec: ServiceSpec, tool: ToolSpec, data: Any, state: ServiceState) -> list[str]:
-    """The records of this service ``data`` names (at the returns schema's entity-typed paths) that ``state`` (after
-    the call's change) does not hold: an answer that claims to read a record the world has not got."""
+def unheld_references(spec: ServiceSpec, tool: ToolSpec, data: Any, *states: ServiceState) -> list[str]:
+    """The records of this service ``data`` names (at the returns schema's entity-typed paths) that none of
+    ``states`` (before and after the call's change: a delete names the record it removed) holds: an answer that
+    claims to read a record the world has not got."""
     missing = []
     for path, type_name in sorted(tool.output_types().items()):
         if not is_entity_ref(type_name):
             continue
         service_id, entity = parse_entity_ref(type_name)
-        table = state.tables.get(entity)
-        if service_id != spec.id or table is None:
+        tables = [s.tables[entity] for s in states if entity in s.tables]
+        if service_id != spec.id or not tables:
             continue
         missing += [f"{path} names {entity} {value!r}, which the state does not hold"
                     for value in _at(data, path.split(".") if path != "$" else [])
-                    if isinstance(value, str) and value not in table]
+                    if isinstance(value, str) and not any(value in table for table in tables)]
     return missing
 
 

@@ -171,7 +171,7 @@ class LLMWorldModel:
                 except InvalidChange as invalid:
                     problem_or_none = f"the state change is invalid: {invalid}"
                 else:
-                    unheld = unheld_references(spec, tool, data, after)
+                    unheld = unheld_references(spec, tool, data, state, after)
                     if not unheld:
                         self._record(spec, tool, attempt, "ok", "", started)
                         return Simulation(result=ok(data), change=change)

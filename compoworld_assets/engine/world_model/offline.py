@@ -1,5 +1,5 @@
-"""A deterministic simulator: type-valid results that reuse values from the arguments and state,
-and the state change the tool's spec says the call makes.
+"""A deterministic simulator: results built only from the arguments and the state (or a refusal saying
+it cannot answer), and the state change the tool's spec says the call makes.
 
 The change (:func:`spec_change`) follows the spec's semantics, as generated code would: a
 ``create`` tool stores a record of its entity from the field-named arguments and ``sets``; an
@@ -32,7 +32,7 @@ from typing import Any
 from compoworld_assets.engine.envelope import CONFLICT, NOT_FOUND, UNAVAILABLE, error, ok
 from compoworld_assets.engine.library.wording import words
 from compoworld_assets.engine.runtime.state import ServiceState
-from compoworld_assets.engine.specs.model import Effect, FieldSpec, ServiceSpec, ToolSpec
+from compoworld_assets.engine.specs.model import READ_ONLY_EFFECTS, Effect, FieldSpec, ServiceSpec, ToolSpec
 from compoworld_assets.engine.types import (
     TYPE_KEY,
     entity_ref,
@@ -136,15 +136,18 @@ def _same(stored: Any, given: Any) -> bool:
 class _Filler:
     """Fills a returns schema from the pools; what no pool holds is *invented* and its path recorded.
 
-    A value the schema alone determines (``const``, a one-value ``enum``, a ``default``) is not invented, nor
-    is a receipt of the call itself: an identifier that names no stored entity, a timestamp, or a
-    success flag. An optional property that would be invented is left out, and so is the item of a
-    list that may be empty. Records are looked up by the arguments that name their fields.
+    A value the schema alone determines (``const``, a one-value ``enum``, a ``default``) is not invented, nor,
+    for a call that acts (not a read, list, search or query), is a receipt of the call itself: an identifier
+    that names no stored entity, a timestamp, or a success flag. An object the schema gives no properties is
+    ``{}``. An optional property that would be invented is left out, and so is the item of a list that may be
+    empty. A record is the one the call names (or just made), else the one the arguments naming its fields
+    look up.
     """
 
-    def __init__(self, pools: ValuePools, rng: random.Random) -> None:
+    def __init__(self, pools: ValuePools, rng: random.Random, receipts: bool = True) -> None:
         self.pools = pools
         self.rng = rng
+        self.receipts = receipts  # whether the call acts (a read or query has no receipt of its own)
         self.invented: list[str] = []
         self.left_out: list[str] = []
         self.not_found: str | None = None
@@ -164,6 +167,8 @@ class _Filler:
         json_type = schema.get("type")
         if json_type == "object" and schema.get("properties"):
             return self.fill_object(schema, depth, None, path)
+        if json_type == "object" and not schema.get("required"):
+            return {}
         if json_type == "array" and isinstance(schema.get("items"), dict):
             return self.fill_array(schema, depth, path)
         return self.leaf(schema, name, depth, path)
@@ -177,18 +182,19 @@ class _Filler:
             if "default" in schema and is_valid(schema, schema["default"]):
                 return schema["default"]
         value = schema_value(schema, self.rng, depth)
-        if isinstance(value, bool) and name and SUCCESS_WORDS & set(words(name)):
+        if self.receipts and isinstance(value, bool) and name and SUCCESS_WORDS & set(words(name)):
             return True
-        if not _receipt(schema, name):
+        if not (self.receipts and _receipt(schema, name)):
             self.invented.append(path)
         return value
 
     def tentatively(self, fill: Callable[[], Any]) -> Any:
         """``fill()``, or ``_MISSING`` (and nothing recorded) when it invents something."""
-        mark = len(self.invented)
+        mark, not_found = len(self.invented), self.not_found
         value = fill()
         if len(self.invented) > mark:
             del self.invented[mark:]
+            self.not_found = not_found
             return _MISSING
         return value
 
@@ -214,6 +220,9 @@ class _Filler:
             return value
         id_prop, ref = found
         table = self.pools.tables[ref]
+        named = self.pools.args_by_type.get(ref)  # a record the call names, or the one it just made
+        if record is None and isinstance(named, str) and named in table:
+            record = table[named]
         if record is None:
             matches = self.pools.matching(ref)
             if matches is not None and not matches:
@@ -290,7 +299,8 @@ class OfflineWorldModel:
             return Simulation(result=error(CONFLICT, f"{tool.name}: {problem}"))
         created = _created_ids(change, state, after)
         made = {entity_ref(spec.id, c.entity): after_id for c, after_id in created}
-        filler = _Filler(ValuePools(spec, tool, args, after, made), random.Random(seed))
+        filler = _Filler(ValuePools(spec, tool, args, after, made), random.Random(seed),
+                         receipts=tool.effect not in READ_ONLY_EFFECTS)
         data = filler.fill(tool.returns, None, 0)
         if change.empty and filler.not_found:
             return Simulation(result=error(NOT_FOUND, f"{tool.name}: {filler.not_found}"))

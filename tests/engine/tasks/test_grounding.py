@@ -40,3 +40,10 @@ def test_values_never_used_later_and_values_of_code_tools_are_not_checked():
 def test_an_argument_echoed_back_is_grounded_by_the_call_that_gave_it():
     calls = [call("find_contact", {"email": "new.person@acme.example.com"}, {"email": "new.person@acme.example.com"})]
     assert ungrounded_values(WORLD, calls, {"email": "new.person@acme.example.com"}, SIMULATED) == []
+
+
+def test_a_later_code_answer_that_echoes_the_value_does_not_ground_it():
+    calls = [call("score_lead", {"contact_id": "con_0001"}, {"tier": "Renewal quarterly"}),
+             call("create_note", {"contact_id": "con_0001", "text": "Renewal quarterly"},
+                  {"id": "note_0001", "text": "Renewal quarterly"})]
+    assert [where for where, _ in ungrounded_values(WORLD, calls, {}, SIMULATED)] == ["call 0 (score_lead, simulated)"]

@@ -102,3 +102,22 @@ def test_unknown_own_reference_is_not_found_and_state_is_untouched(spec, state):
     for tool in spec.tools:
         OfflineWorldModel().simulate(spec, tool, ARGS[tool.name], state)
     assert state.content_hash() == before
+
+
+def test_a_create_answers_with_the_record_it_made_not_an_older_look_alike(spec, state):
+    twin = {"subject": "VPN is down", "requester_email": "ada.berg@globex.example.com"}  # as tick_0001 holds
+    simulation = OfflineWorldModel().simulate(spec, spec.tool("create_ticket"), twin, state)
+    assert simulation.result["data"]["id"] == "tick_0003" == simulation.change.created[0].record["id"]
+
+
+def test_a_read_makes_no_receipts():
+    """Timestamps, ids and success flags are receipts of a call that acts; a read has none to give."""
+    from compoworld_assets.engine.specs.model import Effect, ServiceSpec, SourceRef, ToolSpec
+
+    tool = ToolSpec(name="ticket_health", description="Health of the queue.", effect=Effect.QUERY, returns={
+        "type": "object", "required": ["checked_at", "ok"],
+        "properties": {"checked_at": {"type": "string", "format": "date-time"}, "ok": {"type": "boolean"}}})
+    spec = ServiceSpec(id="queue", name="Queue", domain="it", description="d",
+                       source=SourceRef(kind="openai", location="q.json"), tools=[tool])
+    result = OfflineWorldModel().simulate(spec, tool, {}, ServiceState.empty(spec)).result
+    assert result["error"]["code"] == "unavailable" and "$.checked_at" in result["error"]["message"]

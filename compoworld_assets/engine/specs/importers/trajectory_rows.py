@@ -45,10 +45,15 @@ class SeenService:
 
 
 def is_trajectory_rows(data: Any) -> bool:
-    """Whether ``data`` (a JSON-lines file's documents, or one document) holds gateway episodes."""
+    """Whether ``data`` (a JSON-lines file's documents, or one document) holds gateway episodes (a stray row among
+    them is quarantined by the importer, not a reason to read the file as something else)."""
     rows = data if isinstance(data, list) else [data]
-    return bool(rows) and all(isinstance(r, dict) and isinstance(r.get("messages"), list) for r in rows) and \
-        any(META_TOOLS <= set(tool_names(r.get("tools"))) for r in rows)
+    return any(_is_episode(r) for r in rows)
+
+
+def _is_episode(row: Any) -> bool:
+    return isinstance(row, dict) and isinstance(row.get("messages"), list) and META_TOOLS <= set(tool_names(
+        row.get("tools")))
 
 
 def tool_names(tools: Any) -> list[str]:
@@ -89,7 +94,8 @@ def calls_of(row: dict[str, Any]) -> list[tuple[str, Any, Any]]:
             function = call.get("function") if isinstance(call, dict) else None
             if isinstance(function, dict) and isinstance(call.get("id"), str):
                 asked[call["id"]] = (str(function.get("name")), decoded(function.get("arguments")))
-        if message.get("role") == "tool" and message.get("tool_call_id") in asked:
+        if message.get("role") == "tool" and isinstance(message.get("tool_call_id"), str) \
+                and message["tool_call_id"] in asked:
             name, arguments = asked.pop(message["tool_call_id"])
             found.append((name, arguments, decoded(message.get("content"))))
     return found
@@ -128,12 +134,13 @@ def seen_services(rows: list[dict[str, Any]]) -> tuple[dict[str, SeenService], d
         for name, arguments, reply in calls:
             if name == "describe_tool":
                 described = unwrapped(reply)
-                if isinstance(described, dict) and described.get("name") in owner:
+                if isinstance(described, dict) and isinstance(described.get("name"), str) and described["name"] in owner:
                     tool = services[owner[described["name"]]].tools[described["name"]]
                     if isinstance(described.get("parameters"), dict):
                         tool.parameters = described["parameters"]
                     tool.description = tool.description or str(described.get("description") or "")
-            elif name == "call_tool" and isinstance(arguments, dict) and arguments.get("tool_name") in owner:
+            elif name == "call_tool" and isinstance(arguments, dict) and isinstance(arguments.get("tool_name"), str) \
+                    and arguments["tool_name"] in owner:
                 tool = services[owner[arguments["tool_name"]]].tools[arguments["tool_name"]]
                 if isinstance(reply, dict) and reply.get("success") is True and len(tool.results) < MAX_OBSERVED_RESULTS:
                     tool.results.append(reply.get("data"))
@@ -163,7 +170,7 @@ def import_trajectory_rows(data: Any, *, location: str, domain: str | None = Non
     result = ImportResult()
     good = []
     for number, row in enumerate(rows, start=1):
-        if isinstance(row, dict) and isinstance(row.get("messages"), list) and META_TOOLS <= set(tool_names(row.get("tools"))):
+        if _is_episode(row):
             good.append(row)
         else:
             result.quarantined.append(QuarantinedSpec.from_error(
