@@ -73,7 +73,7 @@ def world_server(task: Task, factory: WorldFactory, mode: DiscoverMode = "gatewa
     state: dict[str, EpisodeSession] = {}
     lock = anyio.Lock()
 
-    async def session(ctx: Any) -> EpisodeSession:
+    async def session() -> EpisodeSession:
         async with lock:
             if "episode" not in state:
                 state["episode"] = await anyio.to_thread.run_sync(lambda: EpisodeSession(task, factory, mode))
@@ -85,17 +85,17 @@ def world_server(task: Task, factory: WorldFactory, mode: DiscoverMode = "gatewa
             if old is not None:
                 async with old.lock:  # a call still running on the old world finishes first
                     await anyio.to_thread.run_sync(old.close)
-        await session(None)
+        await session()
         return {"success": True, "data": {"reset": True}}
 
     async def list_tools(ctx: Any, params: Any) -> types.ListToolsResult:
-        return types.ListToolsResult(tools=(await session(ctx)).tools())
+        return types.ListToolsResult(tools=(await session()).tools())
 
     async def call_tool(ctx: Any, params: types.CallToolRequestParams) -> types.CallToolResult:
         if params.name == RESET_TOOL:
             envelope = await reset()
         else:
-            episode = await session(ctx)
+            episode = await session()
             async with episode.lock:
                 envelope = await anyio.to_thread.run_sync(episode.call, params.name, dict(params.arguments or {}))
         return types.CallToolResult(content=[types.TextContent(type="text", text=json.dumps(envelope))],
@@ -105,7 +105,7 @@ def world_server(task: Task, factory: WorldFactory, mode: DiscoverMode = "gatewa
         return types.ListPromptsResult(prompts=[types.Prompt(name="task", description="The task an agent is given.")])
 
     async def get_prompt(ctx: Any, params: types.GetPromptRequestParams) -> types.GetPromptResult:
-        messages = (await session(ctx)).observation.messages
+        messages = (await session()).observation.messages
         text = "\n\n".join(m["content"] for m in messages)
         return types.GetPromptResult(messages=[types.PromptMessage(role="user", content=types.TextContent(
             type="text", text=text))])

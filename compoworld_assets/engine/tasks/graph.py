@@ -103,6 +103,12 @@ def simulation_walkable(tool: ToolSpec) -> bool:
     return tool.entity is not None and tool.effect in (Effect.CREATE, Effect.UPDATE, Effect.DELETE)
 
 
+def runs_as_code(tool: ToolSpec, routes: Mapping[str, str] | None) -> bool:
+    """Whether ``tool`` runs as verified code: as ``routes`` (tool → ``code``/``world_model``, a built service's
+    ``implementation``) says, else by the offline synthesizer's rule."""
+    return routes[tool.name] == "code" if routes and tool.name in routes else is_code_tool(tool)
+
+
 def build_dependency_graph(specs: Iterable[ServiceSpec],
                            implementation: Mapping[str, Mapping[str, str]] | None = None,
                            simulated: Mapping[str, Iterable[str]] | None = None,
@@ -122,7 +128,7 @@ def build_dependency_graph(specs: Iterable[ServiceSpec],
         routes = (implementation or {}).get(spec.id)
         usable = set((simulated or {}).get(spec.id, ()))
         for tool in spec.tools:
-            code = routes[tool.name] == "code" if routes and tool.name in routes else is_code_tool(tool)
+            code = runs_as_code(tool, routes)
             walkable = code or (tool.name in usable and simulation_walkable(tool))
             graph.add_node(spec.qualified_tool_name(tool.name), service_id=spec.id, tool=tool.name,
                            domain=spec.domain, effect=tool.effect.value if tool.effect else None,

@@ -26,11 +26,10 @@ from compoworld_assets.engine.runtime.state import WorldState
 from compoworld_assets.engine.service_build import BuiltService
 from compoworld_assets.engine.specs.importers.crud_returns import PAGE_EFFECTS, RECORD_EFFECTS
 from compoworld_assets.engine.specs.model import READ_EFFECTS, Effect, ServiceSpec, ToolSpec
-from compoworld_assets.engine.synthesis.offline import is_code_tool
 from compoworld_assets.engine.tasks.arguments import harmonize, realize_constants, satisfies
 from compoworld_assets.engine.tasks.consistency import check_task
 from compoworld_assets.engine.tasks.difficulty import task_difficulty
-from compoworld_assets.engine.tasks.graph import reportable_path
+from compoworld_assets.engine.tasks.graph import reportable_path, runs_as_code
 from compoworld_assets.engine.tasks.instructions import InstructionWriter, TemplateWriter
 from compoworld_assets.engine.tasks.model import (
     ArgBinding,
@@ -94,11 +93,8 @@ def simulated_tools(plan: Plan, services: Mapping[str, ServiceSpec | BuiltServic
     found = set()
     for step in plan.steps:
         service = services[step.service_id]
-        if isinstance(service, BuiltService):
-            simulated = service.implementation.get(step.tool) == "world_model"
-        else:
-            simulated = not is_code_tool(service.tool(step.tool))
-        if simulated:
+        spec, routes = (service.spec, service.implementation) if isinstance(service, BuiltService) else (service, None)
+        if not runs_as_code(spec.tool(step.tool), routes):
             found.add(step.qualified_name)
     return frozenset(found)
 

@@ -34,6 +34,7 @@ from compoworld_assets.engine.library.population import Population
 from compoworld_assets.engine.library.seeding import effective_type, person_slot, person_value
 from compoworld_assets.engine.runtime.state import WorldState
 from compoworld_assets.engine.specs.model import Effect, ServiceSpec
+from compoworld_assets.engine.tasks.grounding import leaves
 from compoworld_assets.engine.tasks.model import ArgBinding, Criterion, Plan, PlanStep, Task, Trap
 from compoworld_assets.engine.tasks.plan_exec import (
     PlanExecutionError,
@@ -252,17 +253,9 @@ def _stranger(task: Task, record: dict[str, Any], gold: GoldRun, rng: random.Ran
     """A person of the world whose email appears nowhere in the record or the gold run."""
     taken = {str(v).casefold() for v in record.values()}
     taken |= {str(v).casefold() for call in gold.calls for v in call.arguments.values()}
-    taken |= {str(v).casefold() for call in gold.calls for v in _leaves(call.result.get("data"))}
+    taken |= {str(v).casefold() for call in gold.calls for v in leaves(call.result.get("data"))}
     people = [p for p in Population.generate(task.seed).everyone() if p.email.casefold() not in taken]
     return rng.choice(people) if people else None
-
-
-def _leaves(data: Any) -> list[Any]:
-    if isinstance(data, dict):
-        return [leaf for v in data.values() for leaf in _leaves(v)]
-    if isinstance(data, list):
-        return [leaf for v in data for leaf in _leaves(v)]
-    return [data]
 
 
 def _record(world: WorldState, service: str, entity: str, record_id: Any) -> dict[str, Any] | None:
