@@ -21,6 +21,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import shlex
 import shutil
 import signal
 import sys
@@ -32,6 +33,14 @@ from typing import Any
 from compoworld_assets.task_volume import MIN_PLANS, PLANS_PER_SERVICE, services_before_growth
 
 REPO_ROOT = Path(__file__).resolve().parent.parent
+DEFAULT_DATA_DIR = "data"  # also the default of definitions.build_resources and dbt/profiles.yml
+
+
+def _data_dir_option(data_dir: str) -> str:
+    """`` --data-dir DIR`` for a hint to a command, or nothing when ``data_dir`` is the default one."""
+    if os.path.normpath(data_dir) == DEFAULT_DATA_DIR:
+        return ""
+    return f" --data-dir {shlex.quote(data_dir)}"
 
 
 def _prepare_environment(data_dir: str) -> None:
@@ -213,7 +222,7 @@ def _database(data_dir: str) -> Path:
     """The DuckDB file under ``data_dir``; a clear exit when there is none yet."""
     database = Path(data_dir) / "compoworld.duckdb"
     if not database.is_file():
-        raise SystemExit(f"no database at {database}: run `compoworld run --data-dir {data_dir}` "
+        raise SystemExit(f"no database at {database}: run `compoworld run{_data_dir_option(data_dir)}` "
                          "(or materialize service_specs) first")
     return database
 
@@ -376,7 +385,7 @@ def _print_summary(summary: dict[str, int], data_dir: str) -> None:
         print(f"  {key:>18}: {value}")
     print(f"\nData: {data_dir}/compoworld.duckdb (schema 'pipeline'; the partitioned tables are views of the Delta "
           f"Lake tables under {data_dir}/tables/); modules under {data_dir}/modules/")
-    print("UI:   scripts/ui.sh  → http://127.0.0.1:3000 (asset graph, runs, checks)")
+    print(f"UI:   scripts/ui.sh{_data_dir_option(data_dir)}  → http://127.0.0.1:3000 (asset graph, runs, checks)")
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -384,13 +393,18 @@ def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="compoworld", description=__doc__)
     sub = parser.add_subparsers(dest="command", required=True)
     run = sub.add_parser("run", help="run the main job on the embedded default")
-    run.add_argument("--seed", type=int, default=7)
-    run.add_argument("--rows-per-entity", type=int, default=5)
+    run.add_argument("--seed", type=int, default=7,
+                     help="seed of the services' seeded states and verification cases, and of the task round's "
+                          "sampling (each round draws with a seed derived from this and its name); default: %(default)s")
+    run.add_argument("--rows-per-entity", type=int, default=5,
+                     help="rows seeded into each entity table of every service (entities whose spec brings its "
+                          "own seed records hold exactly those); default: %(default)s")
     run.add_argument("--tasks", type=int, default=None,
                      help=f"task walks to sample (tasks = those passing the gate); default: {MIN_PLANS:,}, or "
                           f"{PLANS_PER_SERVICE:g} per service when the library has more than "
                           f"{services_before_growth()} services")
-    run.add_argument("--round", default="r000", help="task generation round (a task_round partition)")
+    run.add_argument("--round", default="r000",
+                     help="task generation round (a task_round partition, added when new); default: %(default)s")
     materialize = sub.add_parser("materialize", help="materialize assets (with their checks)")
     materialize.add_argument("assets", nargs="+", help="asset keys, e.g. services or marts/catalog_by_domain")
     materialize.add_argument("--partition", help=("a service id, a task round, or benchmark|model for "
@@ -398,23 +412,30 @@ def build_parser() -> argparse.ArgumentParser:
                                                    "order) and default to all"))
     materialize.add_argument("--config", help="run config: JSON, or a .json/.yaml file")
     for command in (run, materialize):
-        command.add_argument("--log-level", default="WARNING", help="Dagster console log level (DEBUG for all)")
+        command.add_argument("--log-level", default="WARNING",
+                             help="Dagster console log level (DEBUG for all); default: %(default)s")
     exporter = sub.add_parser("export", help="write sft.jsonl, rl_tasks.jsonl, samples.jsonl and paper.jsonl to a folder")
-    exporter.add_argument("target", type=Path)
+    exporter.add_argument("target", type=Path, help="folder to write the files into (created when missing)")
     exporter.add_argument("--format", choices=("jsonl", "hf"), default="jsonl",
-                          help="jsonl: the files above; hf: a Hugging Face DatasetDict (sft, rl, heldout) with its card")
+                          help="jsonl: sft.jsonl, rl_tasks.jsonl, samples.jsonl and paper.jsonl; hf: a Hugging Face "
+                               "DatasetDict (sft, rl, heldout) with its card; default: %(default)s")
     exporter.add_argument("--push-to-hub", metavar="REPO", help="with --format hf, also upload it (HF_TOKEN)")
     mcp = sub.add_parser("serve-mcp", help="serve one stored task's world over the Model Context Protocol")
     mcp.add_argument("--task", required=True, help="a task id of sampled_tasks")
     mcp.add_argument("--mode", choices=("gateway", "direct"), default="gateway",
-                     help="gateway: the four discovery tools; direct: the services' own tools")
+                     help="gateway: the four discovery tools; direct: the services' own tools; default: %(default)s")
     mcp.add_argument("--transport", choices=("stdio", "http"), default="stdio",
-                     help="stdio (an MCP client starts this command) or streamable HTTP on --port")
-    mcp.add_argument("--port", type=int, default=8765)
+                     help="stdio (an MCP client starts this command) or streamable HTTP on --port; "
+                          "default: %(default)s")
+    mcp.add_argument("--port", type=int, default=8765,
+                     help="port on 127.0.0.1 for --transport http (unused with stdio); default: %(default)s")
     sub.add_parser("status", help="print the counts stored in the DuckDB file")
     sub.add_parser("assets", help="list the assets `materialize` takes and how each is partitioned")
-    for command in sub.choices.values():
-        command.add_argument("--data-dir", default="data")
+    for name, command in sub.choices.items():
+        command.add_argument("--data-dir", default=DEFAULT_DATA_DIR, help=(
+            "unused: `assets` reads no data" if name == "assets" else
+            "data folder: the DuckDB file compoworld.duckdb, the Delta Lake tables under tables/ and the "
+            "synthesized modules under modules/; default: %(default)s (relative to the current directory)"))
     return parser
 
 

@@ -76,7 +76,6 @@ class ServiceBuild(BaseModel):
                             simulated=sorted(p.tool for p in self.world_model_probes if p.passed))
 
 
-BUILD_STAGES = ("seed", "synthesis", "verification", "world_model_probe")
 # ``worker``: the process building it died (see :mod:`compoworld_assets.engine.parallel_builds`).
 Stage = Literal["spec", "seed", "synthesis", "verification", "world_model_probe", "store", "worker"]
 

@@ -64,6 +64,34 @@ def test_bad_names_and_missing_data_are_refused_before_dagster_is_imported(tmp_p
     assert lines[-1] == "dagster not loaded"
 
 
+def test_status_hints_name_the_data_dir_it_was_given(tmp_path, monkeypatch, capsys):
+    """The commands ``status`` suggests (the UI, a first run) carry ``--data-dir`` unless it is the default."""
+    monkeypatch.chdir(tmp_path)
+    for folder in ("data", "other dir"):
+        (tmp_path / folder).mkdir()
+        duckdb.connect(str(tmp_path / folder / "compoworld.duckdb")).close()
+    assert cli.main(["status"]) == 0
+    [ui] = [line for line in capsys.readouterr().out.splitlines() if line.startswith("UI:")]
+    assert "scripts/ui.sh  →" in ui and "--data-dir" not in ui
+    assert cli.main(["status", "--data-dir", "other dir"]) == 0
+    out = capsys.readouterr().out
+    [ui] = [line for line in out.splitlines() if line.startswith("UI:")]
+    assert "scripts/ui.sh --data-dir 'other dir'  →" in ui
+    assert "other dir/compoworld.duckdb" in out
+    with pytest.raises(SystemExit, match=r"run `compoworld run --data-dir none` "):
+        cli.main(["status", "--data-dir", "none"])
+    monkeypatch.chdir(tmp_path / "other dir")
+    with pytest.raises(SystemExit, match=r"run `compoworld run` "):
+        cli.main(["status"])
+
+
+def test_every_option_of_every_command_has_help():
+    [commands] = [a for a in cli.build_parser()._actions if a.dest == "command"]
+    missing = [(name, a.dest) for name, command in commands.choices.items() for a in command._actions
+               if a.dest != "help" and not a.help]
+    assert missing == []
+
+
 def test_materialize_rejects_unknown_assets_and_missing_rounds(cli_env, tmp_path):
     with pytest.raises(SystemExit, match="unknown asset"):
         cli.main(["materialize", "no_such_asset", "--data-dir", str(tmp_path / "data")])

@@ -18,7 +18,9 @@ publication stopped counting as a reconciliation's witness (188 tasks, 12 quaran
 again when a sweep's line and an approval limit took the scale of the amounts the world holds and a yes-or-no
 report named its key once (same counts, computed twice); and again when instructions stopped opening with the date
 (the system prompt gives it) and asked for the values in words and as the JSON object to answer with, and again
-when a priority pick ranked only work that moves on (no call-off, no closing by rank; same counts, computed twice). A change to sampling, seeding, instructions or rubrics changes them on
+when a priority pick ranked only work that moves on (no call-off, no closing by rank; same counts, computed twice),
+and again when a request was laid out as a note (introduced or signed, `workflows/letter.py`) whose report is asked in
+words only, the JSON form moving to the agent interface (same counts, computed twice). A change to sampling, seeding, instructions or rubrics changes them on
 purpose: rerun this file, check the new digests are stable, and update them.
 """
 
@@ -41,7 +43,7 @@ from compoworld_assets.engine.tasks.pipeline import GenerationConfig, generate_t
 from compoworld_assets.engine.tasks.sampling import WalkConfig, sample_plans
 from compoworld_assets.engine.world_model.offline import OfflineWorldModel
 
-GOLDEN_TASKS = "dbb335bc3fff4335ed7221f08af0415986dfcfe0d8b432c0b2bbf3d6fd328da6"
+GOLDEN_TASKS = "3154d0cccdd9631c74fa2a01653e7febc0dc505a6bd776a098fc0f0af9697e0d"
 GOLDEN_QUARANTINED = "f4c2edc611b5b7093ed2dfdb39ee013995a3b17082dfd26b57fc4a70f65bc86b"
 
 

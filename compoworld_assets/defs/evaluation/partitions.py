@@ -4,8 +4,6 @@ import dagster as dg
 
 from compoworld_assets.engine.evaluation.suite import BENCHMARKS
 
-CHECKPOINT_MODELS = ("base", "sft", "rl")
-
 benchmarks = dg.StaticPartitionsDefinition(list(BENCHMARKS))
 eval_models = dg.DynamicPartitionsDefinition(name="eval_model")
 benchmark_model = dg.MultiPartitionsDefinition({"benchmark": benchmarks, "model": eval_models})

@@ -130,7 +130,7 @@ class AgentInterface:
         if self.task.house_rules:
             parts.append("House rules:\n" + "\n".join(f"- {rule}" for rule in self.task.house_rules))
         if self.task.report_fields:
-            parts.append("When done, report: " + ", ".join(self.task.report_fields) + ".")
+            parts.append(f"Give your answer to {SUBMIT_ANSWER} in this form: {self.task.answer_form()}")
         return "\n\n".join(parts)
 
     def initial_messages(self) -> list[dict[str, Any]]:

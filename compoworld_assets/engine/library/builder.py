@@ -24,8 +24,6 @@ from compoworld_assets.engine.types import SHARED_TYPES, TYPE_KEY, entity_ref, i
 
 JSON_TYPES = frozenset({"string", "integer", "number", "boolean", "array", "object"})
 LIST_FILTER_TYPES = frozenset({"email", "company_name", "city", "country", "currency"})
-CRUD_OPS = {"C": Effect.CREATE, "R": Effect.READ, "L": Effect.LIST, "S": Effect.SEARCH, "U": Effect.UPDATE,
-            "D": Effect.DELETE}
 LIMIT_PARAM = {"type": "integer", "minimum": 1, "description": "Maximum number of items to return."}
 QUERY_PARAM = {"type": "string", "description": "Text matched case-insensitively against text fields."}
 

@@ -21,7 +21,6 @@ from dataclasses import dataclass
 from compoworld_assets.engine.library.wording import words
 from compoworld_assets.engine.specs.model import ServiceSpec, ToolSpec
 
-ROLES = ("employee", "customer", "vendor", "candidate")
 ROLE_WORDS: dict[str, frozenset[str]] = {
     "employee": frozenset({"owner", "assignee", "assigned", "author", "organizer", "employee", "interviewer",
                            "hiring", "manager", "approver", "requester", "submitter", "created", "creator", "booked",

@@ -41,7 +41,7 @@ from pydantic import (
 )
 
 from compoworld_assets.engine.canonical import content_hash
-from compoworld_assets.engine.types import TYPE_KEY, entity_ref, is_entity_ref, is_known_type
+from compoworld_assets.engine.types import TYPE_KEY, entity_ref, is_known_type
 
 JsonType = Literal["string", "integer", "number", "boolean", "array", "object"]
 
@@ -344,14 +344,6 @@ class ServiceSpec(BaseModel):
 
     def content_hash(self) -> str:
         return content_hash(self.model_dump(mode="json"))
-
-    def referenced_services(self) -> set[str]:
-        refs: set[str] = set()
-        for e in self.entities:
-            refs |= {f.type.split(".")[0] for f in e.fields if is_entity_ref(f.type)}
-        for t in self.tools:
-            refs |= {v.split(".")[0] for v in t.input_types().values() if is_entity_ref(v)}
-        return refs - {self.id}
 
 
 class QuarantinedSpec(BaseModel):

@@ -51,8 +51,6 @@ from compoworld_assets.engine.types import (
 from compoworld_assets.engine.values import CITIES, schema_value
 
 PERSON_VALUES = ("person_name", "phone", "company_name", "address", "city", "country")
-CONSTRAINT_KEYS = ("pattern", "format", "minimum", "maximum", "exclusiveMinimum", "exclusiveMaximum",
-                   "minLength", "maxLength", "multipleOf")
 
 
 def realize_constants(plan: Plan, specs: Mapping[str, ServiceSpec], population: Population, today: str,

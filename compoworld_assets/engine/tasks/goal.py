@@ -210,12 +210,10 @@ class GoalWriter:
 
 
 def report_request(report: Sequence[tuple[str, str]]) -> str:
-    """The closing request for the values to report, given as (answer key, words) pairs: the values in words, then
-    the JSON object to answer with (a value asked with "whether" is true or false). It starts with the mark the
-    rewriter splits the request at (:data:`~compoworld_assets.engine.tasks.rewrite.REPORT_MARK`)."""
-    shape = ", ".join(f'"{key}": {"true or false" if words.startswith("whether ") else "..."}'
-                      for key, words in report)
-    return f"When you are done, tell me {_join([words for _, words in report])}, in this form: {{{shape}}}"
+    """The closing request for the values to report, given as (answer key, words) pairs, in words only: the
+    answer's JSON form is the agent interface's to give (:meth:`.Task.answer_form`), not the writer's. It starts
+    with the mark the rewriter splits the request at (:data:`~compoworld_assets.engine.tasks.rewrite.REPORT_MARK`)."""
+    return f"When you are done, tell me {_join([words for _, words in report])}."
 
 
 def _join(parts: list[str]) -> str:

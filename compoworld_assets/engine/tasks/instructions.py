@@ -126,10 +126,10 @@ class LLMWriter:
 
 
 def keeps_values(text: str, task: Task) -> bool:
-    """Whether ``text`` mentions every value the agent must be told, and every report field."""
+    """Whether ``text`` mentions every value the agent must be told (the report's keys are the agent
+    interface's to state: :meth:`.Task.answer_form`)."""
     folded = text.casefold()
-    return (all(value.casefold() in folded for value in stated_values(task))
-            and all(name.casefold() in folded for name in task.report_fields))
+    return all(value.casefold() in folded for value in stated_values(task))
 
 
 def _step_sentence(step: PlanStep, spec: ServiceSpec) -> str:

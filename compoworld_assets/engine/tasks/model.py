@@ -132,6 +132,16 @@ class Task(BaseModel):
         differ from its walk: a threshold trap leaves a write out, and two walks can then share a gold plan."""
         return self.walk_hash or self.plan.plan_hash()
 
+    def answer_form(self) -> str:
+        """The JSON object the final answer takes, its keys in report order: ``true or false`` for a value the
+        task fixes as a boolean, ``...`` for the rest. The agent interface states it, so that the instruction
+        says in words only what to report."""
+        def shape(key: str) -> str:
+            source = self.report_sources.get(key)
+            return "true or false" if source is not None and isinstance(source.value, bool) else "..."
+
+        return "{" + ", ".join(f'"{key}": {shape(key)}' for key in self.report_fields) + "}"
+
 
 class TaskRubric(BaseModel):
     """What the rubric table and its preview read of a task: a stored task parsed without its seeded world and

@@ -46,6 +46,8 @@ def task_markdown(task: Task, number: int | None = None) -> str:
         facts.append("trap " + ", ".join(t.kind.replace("_", " ") for t in task.traps))
     lines = [head, "", " · ".join(facts), ""]
     lines += [f"> {line}" if line else ">" for line in task.instruction.splitlines()]
+    if task.report_fields:
+        lines += ["", f"Answer form (stated by the agent interface): `{task.answer_form()}`"]
     rules = task.house_rules
     if rules:
         lines += ["", "House rules:", *[f"- {rule}" for rule in rules]]

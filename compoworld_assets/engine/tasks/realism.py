@@ -5,7 +5,8 @@ way for a walk and for a workflow (nothing here reads which generator made a tas
 
 * **step chain**: the instruction strings clauses with "Then" or numbers its steps; **internal ids**: record ids
   (``inv_0003``) in the instruction;
-* **speaks as a person**: it introduces its writer ("it's Dana Ortiz", "I'm ..."); **states a reason**: a clause
+* **speaks as a person**: it introduces its writer ("it's Dana Ortiz", "I'm ...") or is signed by them (a line
+  that opens with their name and their role or address); **states a reason**: a clause
   of purpose or cause (because, so that, before, asked, need to ...);
 * **decision from the data**: a record the rubric requires to change that the instruction names neither by id
   nor by a text value of its own (one no other record of its table shares: the agent has to pick it), or a branch the rubric fixes by a limit (a
@@ -36,7 +37,10 @@ from compoworld_assets.engine.tasks.workflows.casting import TERMINAL_WORDS
 
 INTERNAL_ID = re.compile(r"\b[a-z][a-z0-9]*_\d{3,}\b")
 CHAIN = re.compile(r"(?:^|[.!?]\s+)Then\b|^\s*\d+\.\s", re.MULTILINE)
-PERSON = re.compile(r"\b(?:it's|this is|I'm|I am|here is|my name is)\s+[A-Z][a-z]+\s+[A-Z][a-z]+", re.IGNORECASE)
+PERSON = re.compile(r"\b(?i:it's|this is|I'm|I am|here is|my name is)\s+[A-Z][a-z]+\s+[A-Z][a-z]+|"
+                    r"\b[A-Z][a-z]+\s+[A-Z][a-z]+\s+here\b")
+# A signature: a full name opening a line or after a dash, then the writer's role or address.
+SIGNED = re.compile(r"(?:^|—\s*)[A-Z][a-z]+\s+[A-Z][a-z]+(?:,|\s\()", re.MULTILINE)
 REASON = re.compile(r"\b(?:because|so that|so|since|before|in order to|asked|audit|review|deadline|is due|"
                     r"has to|have to|need to|needs to|we've been|cut-off|clean-up|covering|over plan|came in|never|"
                     r"should have|wants|told|flagged|stale)\b",
@@ -73,7 +77,7 @@ def properties(task: Task) -> TaskProperties:
     return TaskProperties(
         task_id=task.task_id, level=str(task.difficulty.get("level", "?")),
         no_chain_few_ids=not CHAIN.search(text) and len(set(INTERNAL_ID.findall(text))) <= 1,
-        person=bool(PERSON.search(text)), reason=bool(REASON.search(text)),
+        person=bool(PERSON.search(text) or SIGNED.search(text)), reason=bool(REASON.search(text)),
         decision=_decision(task, folded), rule_in_world=_rule_in_world(task, folded),
         reference_handed=_reference_handed(task), trap_named=_trap_named(task, folded), defects=task_defects(task),
         calls=len(task.plan.steps), services=len({s.service_id for s in task.plan.steps}),

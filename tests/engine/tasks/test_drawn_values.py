@@ -64,7 +64,8 @@ def test_a_last_step_that_answers_one_scalar_reports_it_whole():
     from compoworld_assets.engine.tasks.instantiate import draft_task
 
     task = draft_task(plan, {"shop": spec}, seed=2, writer=GoalWriter())
-    assert 'tell me the answer it returns, in this form: {"result": ...}' in task.instruction, task.instruction
+    assert "tell me the answer it returns." in task.instruction, task.instruction
+    assert task.answer_form() == '{"result": ...}'
 
 
 def test_a_parameter_takes_its_own_type_where_the_record_field_has_another():

@@ -70,7 +70,7 @@ def test_goal_never_leaks_a_tool_name_or_an_intermediate_value(world, seed):
     text = task.instruction.casefold()
     told = {v.casefold() for v in stated_values(task)}
     assert all(value in text for value in told), "every value the user states is in the instruction"
-    assert all(name.casefold() in text for name in task.report_fields)
+    assert all(f'"{name}"' in task.answer_form() for name in task.report_fields)
     for spec in specs:
         assert f"({spec.id})" not in text
         for tool in spec.tools:
@@ -93,7 +93,8 @@ def test_goal_names_records_the_user_knows_and_skips_the_reads(email_plan, tiny_
     assert task.instruction_style == "goal"
     assert f"the email of customer {customer}" in task.instruction
     assert "look up" not in task.instruction and "Shop" not in task.instruction
-    assert 'tell me the id of the new message, in this form: {"message_id": ...}' in task.instruction
+    assert "tell me the id of the new message." in task.instruction
+    assert task.answer_form() == '{"message_id": ...}'
 
 
 def test_explicit_style_keeps_the_recipe(email_plan, tiny_specs):

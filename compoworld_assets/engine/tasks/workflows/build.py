@@ -25,7 +25,7 @@ from compoworld_assets.engine.library.builder import plural_of
 from compoworld_assets.engine.library.intents import entity_noun, field_words, intent_for
 from compoworld_assets.engine.library.population import Person, Population
 from compoworld_assets.engine.library.seeding import seed_world
-from compoworld_assets.engine.library.wording import a_or_an
+from compoworld_assets.engine.library.wording import a_or_an, words
 from compoworld_assets.engine.runtime.state import WorldState
 from compoworld_assets.engine.specs.model import ServiceSpec
 from compoworld_assets.engine.tasks.goal import report_request
@@ -41,6 +41,7 @@ from compoworld_assets.engine.tasks.workflows.casting import (
     Slot,
     Witness,
 )
+from compoworld_assets.engine.tasks.workflows.letter import Letter, write_letter
 from compoworld_assets.engine.types import entity_ref
 
 MIN_ROWS = 6
@@ -93,7 +94,7 @@ class WorkflowDraft:
 class Built:
     """What a pattern builder hands back besides the steps the scene ran."""
 
-    request: str
+    request: Letter
     report: dict[str, tuple[ArgBinding, str]]  # key → (where its value comes from, what it is in words)
     criteria: list[Criterion]
     traps: list[tuple[Trap, Criterion]] = field(default_factory=list)
@@ -251,14 +252,15 @@ def _key(text: str) -> str:
 
 
 # -- shaping the cases ---------------------------------------------------------------------------------------------
-def _statuses(scene: Scene) -> tuple[str, list[str]]:
-    """The status the cases to work on are in, and the others a case may be in."""
+def _statuses(scene: Scene, avoid: frozenset[str] = frozenset()) -> tuple[str, list[str]]:
+    """The status the cases to work on are in, and the others a case may be in; a call-off avoids a status with
+    a word of ``avoid`` where another is ready."""
     case = scene.draft.case
     enum = list(scene.specs[case.service].entity(case.entity).field(case.status).enum or [])
     if words_for.move_kind(case.target) in ("advance", "close"):  # the status just before the one it moves to
         ready = case.ready[-1]
     else:
-        ready = scene.rng.choice(case.ready)
+        ready = scene.rng.choice([r for r in case.ready if not set(words(r)) & avoid] or list(case.ready))
     return ready, [s for s in enum if s != ready]
 
 
@@ -405,11 +407,18 @@ def _acted(scene: Scene, lookup: int, index: int) -> dict[str, ArgBinding]:
     return {case.key: out(lookup, f"items[{index}].id", entity_ref(case.service, case.entity))}
 
 
-def _opener(scene: Scene, me: Person) -> str:
-    rng = scene.rng
-    return rng.choice(words_for.OPENERS).format(
-        greeting=rng.choice(words_for.GREETINGS), name=me.full_name, email=me.email,
-        role=f"{Words.of(scene).team} {rng.choice(words_for.ROLE_TITLES)}", company=scene.population.home_company.name)
+def _letter(scene: Scene, me: Person, reason: str, ask: str, after: str = "", rules: str = "") -> Letter:
+    return Letter(me=me, role=f"{Words.of(scene).team} {scene.rng.choice(words_for.ROLE_TITLES)}",
+                  company=scene.population.home_company.name, reason=reason, ask=ask, after=after, rules=rules)
+
+
+def _summary_ask(scene: Scene, boss: Person) -> str:
+    """The sentence asking for the summary to ``boss`` once the work is done, listing the cases by label."""
+    rng, w = scene.rng, Words.of(scene)
+    what = f"the {plural_of(w.label)}" if " " in w.label else f"the {w.label} of each {w.noun}"
+    return rng.choice(words_for.SUMMARY_ASKS).format(then=rng.choice(words_for.THEN_WORDS), boss=boss.full_name,
+                                                     email=boss.email, first=boss.first_name, what=what,
+                                                     day=rng.choice(words_for.DAYS))
 
 
 def reconcile(scene: Scene) -> Built:
@@ -458,11 +467,16 @@ def reconcile(scene: Scene) -> Built:
     reason = scene.rng.choice(words_for.REASONS[("reconcile", "advance" if kind == "advance" else "close")]).format(
         witness=witness_spec.name, service=w.service, nouns=w.nouns, period=rng.choice(words_for.PERIODS),
         day=rng.choice(words_for.DAYS))
-    request = (f"{_opener(scene, me)} {reason} Every {field_words(ready)} {w.noun} in {w.service} whose "
-               f"{witness_noun} in {witness_spec.name} is {field_words(witness.done)} should be {w.state}: "
-               f"{_verb(scene, 'each of them')}, and leave the others as they are. {rng.choice(words_for.THEN_WORDS)}, send "
-               f"{boss.full_name} ({boss.email}) one summary from my address listing their {w.label}s. "
-               f"{rng.choice(words_for.SIGN_OFFS)}")
+    ready_words, done = field_words(ready), field_words(witness.done)
+    every = f"every {ready_words} {w.noun} in {w.service} whose {witness_noun} in {witness_spec.name} is marked {done}"
+    ask = rng.choice((
+        f"Could you {_verb(scene, every)}? Leave the others as they are.",
+        (f"Please check the {ready_words} {w.nouns} in {w.service} against {witness_spec.name}: where the "
+         f"{witness_noun} is marked {done}, {_verb(scene, f'the {w.noun}')}; anything else stays as it is."),
+        (f"Go through the {ready_words} {w.nouns} in {w.service}, and for each one whose {witness_noun} in "
+         f"{witness_spec.name} is marked {done}, {_verb(scene, 'it')}. The rest stay as they are."),
+    ))
+    request = _letter(scene, me, reason, ask, _summary_ask(scene, boss))
     report = {"count": (fixed(len(settled)), f"how many {w.nouns} you marked {w.state}")}
     if case.amount:
         report[_key(f"combined {w.amount}")] = (fixed(round(sum(rows[r][case.amount] for r in settled), 2)),
@@ -594,18 +608,21 @@ def priority_pick(scene: Scene) -> Built:
                            f"{w.noun.capitalize()} {label}", _notice(scene, first, label, why, me), me.email)
         scene.call(draft.channel.service, draft.channel.tool, message)
         criteria += [_moved(scene, record_id, label), _sent(scene, emails[record_id], label, f"tells the {contact_words}")]
-    rule = f" {_rule_pointer(scene, title)}" if ruled else ""
+    rule = _rule_pointer(scene, title) if ruled else ""
     value_key = _key(w.amount if by_amount else w.date or "date")
     value_field = case.amount if by_amount else case.date
     k = scene.position(lookup, winners[0])
     if top == 1:
         ask = rng.choice((
             (f"In {w.service}, look at our {field_words(ready)} {w.nouns} and take the one with the {rank}; "
-            f"{_verb(scene, 'it')}, then email the {contact_words} from my address so they know, naming the {w.noun} "
-            f"by its {w.label}."),
+            f"{_verb(scene, 'it')}, then email the {contact_words} from my address to let them know (mention the "
+            f"{w.label}, so they can tell which {w.noun} it is)."),
             (f"Could you find the {field_words(ready)} {w.noun} in {w.service} with the {rank} and "
-            f"{_verb(scene, 'it')}? Drop the {contact_words} a line from my address afterwards so they know, giving the "
-            f"{w.noun}'s {w.label} so they can tell which one it is."),
+            f"{_verb(scene, 'it')}? Drop the {contact_words} a line from my address afterwards so they know, with the "
+            f"{w.label} so they can tell which one it is."),
+            (f"Of the {field_words(ready)} {w.nouns} in {w.service}, please {_verb(scene, 'the one with the ' + rank)} "
+             f"and let the {contact_words} know by email from my address; mention the {w.label} so they know which "
+             f"one it is."),
         ))
         report = {_key(f"{w.noun} {w.label}"): (out(lookup, f"items[{k}].{case.label}"), f"the {w.label} of the {w.noun}"),
                   value_key: (out(lookup, f"items[{k}].{value_field}"), f"its {w.amount if by_amount else w.date}")}
@@ -615,20 +632,20 @@ def priority_pick(scene: Scene) -> Built:
                                  labels))
         ask = rng.choice((
             (f"In {w.service}, look at our {field_words(ready)} {w.nouns} and take the {COUNTS[top]} with the {rank}; "
-            f"{_verb(scene, 'each of them')}, email each {contact_words} from my address so they know, naming their "
-            f"{w.noun} by its {w.label}, and then send {boss.full_name} ({boss.email}) one line listing the "
+            f"{_verb(scene, 'each of them')}, email each {contact_words} from my address so they know (with the "
+            f"{w.label}, so they can tell which one it is), and then send {boss.full_name} ({boss.email}) one line listing the "
             f"{COUNTS[top]}."),
             (f"Could you pick out the {COUNTS[top]} {field_words(ready)} {w.nouns} in {w.service} with the {rank} and "
-            f"{_verb(scene, 'each of them')}? Let each {contact_words} know by email from my address, giving their "
-            f"{w.noun}'s {w.label}, and afterwards send {boss.full_name} ({boss.email}) a one-line list of the "
+            f"{_verb(scene, 'each of them')}? Let each {contact_words} know by email from my address, mentioning the "
+            f"{w.label}, and afterwards send {boss.full_name} ({boss.email}) a one-line list of the "
             f"{COUNTS[top]}."),
         ))
         report = {_key(f"first {w.noun} {w.label}"): (out(lookup, f"items[{k}].{case.label}"),
                                                       f"the {w.label} of the {w.noun} with the {rank} you acted on"),
                   value_key: (out(lookup, f"items[{k}].{value_field}"), f"its {w.amount if by_amount else w.date}")}
     reasons = "priority_pick" if top == 1 else "priority_pick_batch"
-    request = (f"{_opener(scene, me)} {_reason(scene, reasons, 'amount' if by_amount else 'date', rank=rank)} "
-               f"{ask}{rule} {rng.choice(words_for.SIGN_OFFS)}")
+    request = _letter(scene, me, _reason(scene, reasons, 'amount' if by_amount else 'date', rank=rank), ask,
+                      rules=rule)
     built = Built(request, report, criteria, decisions=top + int(ruled), rules=int(ruled),
                   capabilities=("policy-lookup", "cross-env-constraint", "disambiguation") if ruled else ())
     if ruled and held is not None:
@@ -660,7 +677,10 @@ def sweep(scene: Scene) -> Built:
     w = Words.of(scene)
     rows = scene.rows(case.service, case.entity)
     ids = sorted(rows)
-    ready, others = _statuses(scene)
+    # spending is cut where it is not yet committed: a confirmed booking or an active contract is not called off
+    # for its size while a pending one is there to cut
+    ready, others = _statuses(scene, words_for.COMMITTED_WORDS if words_for.condition_basis(case) == "amount"
+                              else frozenset())
     ruled = draft.rulebook is not None and case.contact is not None
     notify = draft.level == "hard" and case.contact is not None
     n_match = {"easy": 2, "medium": 3, "hard": 4}[draft.level]
@@ -721,18 +741,20 @@ def sweep(scene: Scene) -> Built:
                              f"Hi {boss.first_name}, the {field_words(ready)} {w.nouns} {condition} are done: "
                              f"{', '.join(labels)} are now {w.state} ({len(labels)} in all{together}). {me.full_name}",
                              labels))
-    rule = f" {_rule_pointer(scene, title)}" if ruled else ""
+    rule = _rule_pointer(scene, title) if ruled else ""
     each = (f" Email each {field_words(case.contact or '').removesuffix('email').strip() or 'person concerned'} a "
-            f"short note naming their {w.noun} by its {w.label}." if notify else "")
+            f"short note about it, with the {w.label} so they know which {w.noun} it is." if notify else "")
+    ready_words = field_words(ready)
+    every = f"every {ready_words} {w.noun} in {w.service} {condition}"
     sweep_ask = rng.choice((
-        (f"In {w.service}, every {field_words(ready)} {w.noun} {condition} should be {w.state} by now; please see to "
-        f"each of them."),
-        (f"Please go through the {field_words(ready)} {w.nouns} in {w.service} and pick out the ones {condition}: "
-        f"{_verb(scene, 'each of those')}, and leave the rest as they are."),
+        (f"Could you go through the {ready_words} {w.nouns} in {w.service} and "
+         f"{_verb(scene, 'the ones ' + condition)}? Leave the rest as they are."),
+        f"Please {_verb(scene, every)}; anything else stays as it is.",
+        (f"In {w.service}, the {ready_words} {w.nouns} {condition} all need to be {w.state}. Please take care of "
+         f"them and leave the rest alone."),
     ))
-    request = (f"{_opener(scene, me)} {_reason(scene, 'sweep', basis)} {sweep_ask}{each} {rng.choice(words_for.THEN_WORDS)}, send "
-               f"{boss.full_name} ({boss.email}) one summary from my address listing their {w.label}s.{rule} "
-               f"{rng.choice(words_for.SIGN_OFFS)}")
+    request = _letter(scene, me, _reason(scene, 'sweep', basis), sweep_ask + each,
+                      _summary_ask(scene, boss), rule)
     report = {"count": (fixed(len(matching)), f"how many {w.nouns} you marked {w.state}")}
     if total is not None:
         report[_key(f"combined {w.amount}")] = (fixed(total), f"their combined {w.amount}")
@@ -852,12 +874,12 @@ def approval_gate(scene: Scene) -> Built:
     whom = "each requester" if count > 1 else first
     handle = rng.choice((
         (f"Please handle {'each request' if count > 1 else 'it'} under our approval policy, {policy}, and email {whom} "
-        f"from my address to say where their request stands, naming the {w.noun} by its {w.label}."),
+        f"from my address to say where their request stands (mention the {w.label} so they know which one it is)."),
         (f"Our approval policy is {policy}, so please deal with {'these' if count > 1 else 'this'} accordingly and "
-        f"write to {whom} from my address to tell them where things stand, giving the {w.noun}'s {w.label}."),
+        f"write to {whom} from my address to tell them where things stand, quoting the {w.label}."),
     ))
-    request = (f"{_opener(scene, me)} {_reason(scene, 'approval_gate')} {asks[0].upper() + asks[1:]}. {handle} "
-               f"{rng.choice(words_for.SIGN_OFFS)}")
+    request = _letter(scene, me, _reason(scene, "approval_gate" if count > 1 else "approval_gate_single"),
+                      f"{asks[0].upper() + asks[1:]}. {handle}")
     if count == 1:
         record_id = requests[0]
         report = {"needs_approval": (fixed(routes[0]), f"whether the {w.noun} needed approval"),
@@ -921,7 +943,8 @@ def build_task(draft: WorkflowDraft, specs: Mapping[str, ServiceSpec], seed: int
     scene.runtime_for = mount
     built = BUILDERS[draft.pattern](scene)
     keys = list(built.report)
-    instruction = f"{built.request}\n\n{report_request([(key, what) for key, (_, what) in built.report.items()])}"
+    instruction = write_letter(built.request, report_request([(key, what) for key, (_, what) in built.report.items()]),
+                               scene.rng)
     initial = WorldState(services={sid: s for sid, s in scene.world.services.items()})
     task = Task(task_id=task_id, seed=seed, split=split, domain=specs[draft.case.service].domain,
                 services=draft.services, distractor_services=distractors, initial_state=initial,

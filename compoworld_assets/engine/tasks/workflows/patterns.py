@@ -114,6 +114,11 @@ def passed_date_kind(field: str) -> str:
 SPEND_WORDS = frozenset({"budget", "cost", "price", "rate", "fee", "spend", "salary", "value", "total"})
 
 
+# Statuses of spending already committed to (booked, signed, under way): a spending cut calls off the pending ones.
+COMMITTED_WORDS = frozenset({"confirmed", "active", "booked", "signed", "sent", "running", "live", "approved",
+                             "accepted", "issued", "ordered", "executed", "in", "progress"})
+
+
 def spend_cut(case: CaseKind) -> bool:
     """Whether calling off the largest cases reads as cutting spending: a move that stops them, on a spend amount."""
     return move_kind(case.target) == "stop" and case.amount is not None and bool(set(words(case.amount)) & SPEND_WORDS)
@@ -193,13 +198,20 @@ REASONS: dict[tuple[str, ...], tuple[str, ...]] = {
     ),
     ("approval_gate", "stop"): (
         "A few requests came in overnight and I'm covering the queue today.",
-        "Requests have been piling up since the announcement, so I'm working through them today.",
+        "Requests have been piling up this week, so I'm working through them today.",
         "These came in while the team was offsite, so I'm catching up on them now.",
     ),
 }
+# One request: the reasons above speak of several.
+REASONS.update({("approval_gate_single", kind): (
+    "I'm covering the queue today and this one has been waiting since yesterday.",
+    "I'm covering for a colleague this week and this request landed on my desk.",
+    "This came in while the team was offsite, so I'm catching up on it now.",
+) for kind in ("advance", "stop", "close")})
 REASONS.update({
     ("reconcile", "close"): (
-        "{witness} and {service} have drifted apart, so work {witness} shows as done is still open here and skews our reports.",
+        ("{witness} and {service} have drifted apart: some {nouns} are finished according to {witness} but still "
+        "open in {service}, so our reports are off."),
         "The {period} reconciliation is due on {day}, and it has to show our {nouns} matching what {witness} says.",
         "Audit compared {service} with {witness} and found {nouns} that were never closed out.",
     ),
@@ -212,15 +224,20 @@ REASONS.update({
 # ``stale`` (an old record) or ``amount`` (over a line) for a sweep. A key without one covers the rest.
 REASONS.update({
     ("priority_pick", "advance", "amount"): (
-        "Cash flow is tight this month, so the {noun} with the {rank} goes first.",
-        "The {noun} with the {rank} matters most to this quarter's numbers, so it should move first.",
+        ("There's room for one more {noun} before the {day} cut-off, and the one with the {rank} has the most riding "
+        "on it."),
+        "Finance wants the {noun} with the {rank} dealt with first, since it moves this month's numbers the most.",
     ),
     ("priority_pick", "advance", "date"): (
         "We work oldest first, so the {noun} with the {rank} is next.",
+        "The {noun} with the {rank} has waited longest, and we've already been chased about it.",
+        "Nobody has picked up the {noun} with the {rank} yet, and it has waited long enough.",
         "The {noun} with the {rank} has waited longest, so it's next in line.",
     ),
     ("priority_pick_batch", "advance", "amount"): (
-        "Cash flow is tight this month, so the {nouns} with the {rank} go first.",
+        ("There's room for a few more {nouns} before the {day} cut-off, and the ones with the {rank} have the most "
+        "riding on them."),
+        "Finance wants the {nouns} with the {rank} dealt with first, since they move this month's numbers the most.",
     ),
     ("priority_pick_batch", "advance", "date"): (
         "We work oldest first, so the {nouns} with the {rank} are next.",
@@ -228,6 +245,8 @@ REASONS.update({
     ("sweep", "advance", "due"): (
         "Anything past its date has to be dealt with before the {day} review.",
         "People notice when we miss dates, so nothing past due should sit untouched.",
+        ("A few {nouns} were meant to go ahead already and are still sitting where they were; {day}'s review will "
+        "ask about them."),
     ),
     ("sweep", "close", "due"): (
         "Anything past its date has to be closed out before the {day} review.",
@@ -238,26 +257,29 @@ REASONS.update({
     ),
     ("sweep", "stop", "amount"): (
         "We've been told to cut spending before {day}, and the large {nouns} go first.",
+        "Finance asked every team to bring its {period} spend down by {day}, and the big {nouns} are where it adds up.",
+        "We're over plan for the quarter, so the most expensive {nouns} have to go before {day}.",
     ),
 })
 DAYS = ("Friday", "Thursday", "Monday", "Wednesday")
 PERIODS = ("monthly", "quarterly", "end-of-quarter", "mid-year")
-GREETINGS = ("Hi", "Hello", "Hi there", "Morning")
 THEN_WORDS = ("Once that's done", "When you've finished", "Afterwards")
-# Who writes. Placeholders: {greeting}, {name}, {email}, {role} (team and title), {company}.
-OPENERS = (
-    "{greeting}, it's {name} ({email}), {role} at {company}.",
-    "{greeting}, this is {name}, {role} at {company} (my address is {email}).",
-    "{greeting}, I'm {name}, the {role} at {company}; my address is {email}.",
-    "{greeting}, my name is {name}; I'm the {role} at {company} ({email}).",
+# The summary a manager gets once the work is done. Placeholders: {then}, {boss}, {email}, {first}, {what}, {day}.
+SUMMARY_ASKS = (
+    "{then}, send {boss} ({email}) one summary from my address listing {what}.",
+    ("{boss} ({email}) is putting together the {day} update, so once you're done please send {first} one note "
+    "from my address with {what}."),
+    "When that's done, drop {boss} ({email}) a line from my address with {what}; {first} is keeping track of this.",
+    ("{boss} ({email}) asked to see the list, so send {first} a short summary from my address with {what} when "
+    "you've finished."),
 )
 # Where the house rules are. Placeholders: {team}, {title}, {noun}, {service}.
 RULE_POINTERS = (
     'Please follow our {team} house rules while you do it: they are in the "{title}" {noun} in {service}.',
     'Our {team} rules (the "{title}" {noun} in {service}) apply here, so read them before you change anything.',
     'The "{title}" {noun} in {service} has our {team} rules; please stick to them.',
+    'Check the "{title}" {noun} in {service} first: some accounts need special handling at the moment.',
 )
-SIGN_OFFS = ("Thanks!", "Thanks a lot.", "Much appreciated.", "Thank you.")
 # A message's body, from the facts of what was done. Placeholders: {first}, {noun}, {label}, {state}, {why}, {me}.
 NOTICES = (
     ("Hello {first}, a quick note to let you know that your {noun} {label} is now {state}. {why} "
