@@ -124,9 +124,11 @@ def install_training_template(tokenizer: Any) -> Any:
     return tokenizer
 
 
-def tool_turn_text(content: str) -> str:
-    """The text that follows a finished assistant turn to show one tool result and open the next turn."""
-    return f"\n<|im_start|>tool\n{content}{END_OF_TURN}\n<|im_start|>assistant\n"
+def tool_turn_text(*contents: str) -> str:
+    """The text that follows a finished assistant turn to show its tool results, one ``tool`` turn each in call
+    order, and open the next assistant turn."""
+    return "\n" + "".join(f"<|im_start|>tool\n{content}{END_OF_TURN}\n" for content in contents) + \
+        "<|im_start|>assistant\n"
 
 
 def token_counter(tokenizer: Any) -> Callable[[str], int]:

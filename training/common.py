@@ -47,6 +47,14 @@ def resolve_precision(config: Any) -> None:
         config.bf16 = cpu_has_native_bf16()
 
 
+def last_checkpoint(output_dir: str | Path) -> str | None:
+    """The newest ``checkpoint-N`` folder in ``output_dir`` (None: none yet): a rerun into the same folder resumes
+    there, steps and optimizer state included."""
+    from transformers.trainer_utils import get_last_checkpoint
+
+    return get_last_checkpoint(str(output_dir)) if Path(output_dir).is_dir() else None
+
+
 def resolve_model(model: str | None, base_model_cache: str | None) -> Path:
     """The checkpoint folder to load: the converted bundled model when ``model`` is None, else a pass-through."""
     return prepare_base_model(base_model_cache or DEFAULT_CACHE, model)

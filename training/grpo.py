@@ -8,10 +8,23 @@ For each prompt of a batch (TRL repeats each prompt ``num_generations`` times, c
 :class:`ToolRollouts` runs an episode of the engine's one environment
 (:class:`~compoworld_assets.engine.rollout.environment.ToolEnvironment`, the same one rollouts and
 evaluation use) over the RL file's services: it samples an assistant turn, steps the environment
-with its tool call, appends the result as a tool turn, and goes on until ``submit_answer``, a turn
-without a call, ``max_turns`` or the budget of ``max_completion_length`` generated tokens. Tool-result
-tokens are masked out of the loss (``env_mask``). Unset, ``max_turns`` and ``max_completion_length``
-come from the RL tasks (:func:`rollout_budget`: the oracle's turns and generated tokens in the same
+with every tool call of the turn, appends their results as tool turns, and goes on until
+``submit_answer``, a turn without a call, ``max_turns`` or the budget of ``max_completion_length``
+generated tokens; one turn generates at most the budget's ``max_tokens`` (the oracle's longest turn plus
+slack, as in evaluation), so a model that rambles cannot spend a whole episode's budget in its first turn.
+The whole episode is one context: each turn's generation continues from the key/value cache of the one
+before, so only the new tool results are read, not the whole conversation again. Tool-result tokens are
+masked out of the loss (``env_mask``).
+
+Memory: a group is generated at once but scored one rollout at a time (per-device batch 1, the group's
+rollouts accumulated: ``gradient_accumulation_steps = num_generations``), so the full-vocabulary logits
+of only one sequence are held (the whole padded group in one batch peaked at 23.4 GB on a 24 GB machine),
+and each layer's activations are recomputed in the backward pass (gradient checkpointing).
+Checkpoints (``save_steps``) keep the optimizer and scheduler state; a run into an ``output_dir`` that
+holds one resumes from the newest, and the per-step pass rates (``rollout_steps.jsonl``, a line per
+generation, the last one per step kept) survive the interruption.
+
+Unset, ``max_turns`` and ``max_completion_length`` come from the RL tasks (:func:`rollout_budget`: the oracle's turns and generated tokens in the same
 environment, counted with the model's tokenizer, plus slack); a limit set below what the oracle
 needs is raised to the derived one (or stops the run, ``--on_short_budget raise``), so a budget never
 cuts every rollout of a task before it can finish. The task's rubric is evaluated on the final world state and the submitted
@@ -42,10 +55,11 @@ from compoworld_assets.engine.rewards import (
 )
 from compoworld_assets.engine.rollout.budgets import EpisodeBudget, TokenCounter, fit_budget, oracle_needs
 from compoworld_assets.engine.rollout.environment import ToolEnvironment
-from compoworld_assets.engine.rollout.policy import tool_call_message
+from compoworld_assets.engine.rollout.policy import tool_calls_message
 from training.chat_template import parse_tool_calls, token_counter, tool_turn_text
 from training.common import (
     configure_cpu_threads,
+    last_checkpoint,
     load_model,
     load_tokenizer,
     resolve_model,
@@ -81,14 +95,24 @@ class CompoGRPOConfig(GRPOConfig):
     output_dir: str = "runs/grpo"
     max_steps: int = 8
     num_generations: int | None = 4
-    per_device_train_batch_size: int = 4
+    # one rollout per forward/backward, the group's rollouts accumulated (see the module docstring)
+    per_device_train_batch_size: int = 1
+    gradient_accumulation_steps: int = 4
     max_completion_length: int | None = None  # None: the oracle's generated tokens plus slack (rollout_budget)
     learning_rate: float = 5e-6
+    # Unscaled advantages (reward minus the group's mean): divided by the group's spread, a group whose rollouts
+    # take two reward levels gets the same advantages from CFRR as from the plain fraction, so CFRR's focus on
+    # rarely passed criteria would reach the update only in groups with three or more levels (docs/training.md).
+    scale_rewards: str = "none"
     temperature: float = 1.0
     bf16: bool | None = None  # None: native bf16 where the CPU has it, else fp32 (training.common.resolve_precision)
-    gradient_checkpointing: bool | None = False
+    # recompute each layer's activations in the backward pass: a ~3K-token rollout's attention and activations
+    # held for all 30 layers at once were most of an 11.5 GB step; TRL's default too (+29% time measured for SFT)
+    gradient_checkpointing: bool | None = True
     logging_steps: float = 1
-    save_strategy: str = "no"
+    save_strategy: str = "steps"
+    save_steps: float = 5
+    save_total_limit: int | None = 2
     warmup_steps: float = 0
     lr_scheduler_type: str = "constant"
     seed: int = 0
@@ -98,11 +122,15 @@ class CompoGRPOConfig(GRPOConfig):
         super().__post_init__()
 
 
+STEPS_FILE = "rollout_steps.jsonl"
+
+
 class ToolRollouts:
     """TRL's ``rollout_func(prompts, trainer)``: multi-turn episodes on mounted worlds, rubric-scored."""
 
     def __init__(self, tasks: list[RLTask], world_factory: Any, tokenizer: Any, max_turns: int,
-                 max_tool_result_tokens: int | None) -> None:
+                 max_tool_result_tokens: int | None, steps_file: Path | None = None,
+                 max_turn_tokens: int | None = None) -> None:
         self.by_prompt = {}
         for rl_task in tasks:
             self.by_prompt.setdefault(canonical_json(rl_task.prompt), rl_task)
@@ -110,14 +138,18 @@ class ToolRollouts:
         self.tokenizer = tokenizer
         self.max_turns = max_turns
         self.max_tool_result_tokens = max_tool_result_tokens
-        self.step_records: list[list[dict[str, Any]]] = []
+        self.steps_file = steps_file
+        self.max_turn_tokens = max_turn_tokens
 
     def __call__(self, prompts: list[list[dict[str, Any]]], trainer: Any) -> dict[str, Any]:
         model = trainer.accelerator.unwrap_model(trainer.model)
         budget = trainer.max_completion_length
         episodes = [self.episode(model, self.by_prompt[canonical_json(p)], budget, trainer.temperature)
                     for p in prompts]
-        self.step_records.append([e["record"] for e in episodes])
+        if self.steps_file is not None:  # the optimizer step these rollouts feed is the next one
+            summary = {"step": trainer.state.global_step + 1, **step_summary([e["record"] for e in episodes])}
+            with self.steps_file.open("a", encoding="utf-8") as out:
+                out.write(json.dumps(summary, sort_keys=True) + "\n")
         return {"prompt_ids": [e["prompt_ids"] for e in episodes],
                 "completion_ids": [e["completion_ids"] for e in episodes],
                 "logprobs": None,
@@ -136,6 +168,7 @@ class ToolRollouts:
         env_mask: list[int] = []
         calls: list[str] = []
         generated = 0
+        cache = None  # the key/value cache of the episode so far: each turn reads only what is new
         with ToolEnvironment(self.world_factory, rl_task.mode, max_steps=self.max_turns) as env:
             observation = env.reset(rl_task.task)
             prompt_ids = tokenizer.apply_chat_template(observation.messages, tools=observation.tools,
@@ -146,23 +179,26 @@ class ToolRollouts:
                 context = torch.tensor([prompt_ids + completion_ids])
                 with torch.no_grad():
                     output = model.generate(context, attention_mask=torch.ones_like(context), do_sample=True,
-                                            temperature=temperature, max_new_tokens=budget - generated,
-                                            eos_token_id=tokenizer.eos_token_id, pad_token_id=tokenizer.pad_token_id)
-                turn = output[0, context.shape[1]:].tolist()
+                                            temperature=temperature,
+                                            max_new_tokens=min(budget - generated, self.max_turn_tokens or budget),
+                                            eos_token_id=tokenizer.eos_token_id, pad_token_id=tokenizer.pad_token_id,
+                                            cache=cache, use_cache=True, return_dict_in_generate=True)
+                cache = output.cache
+                turn = output.sequences[0, context.shape[1]:].tolist()
                 completion_ids += turn
                 env_mask += [1] * len(turn)
                 generated += len(turn)
                 parsed = parse_tool_calls(tokenizer.decode(turn))
                 if not parsed or not turn or turn[-1] != tokenizer.eos_token_id:
                     break
-                name, arguments = parsed[0]
-                calls.append(name)
-                step = env.step(tool_call_message(f"call_{turn_number}", name, arguments))
+                calls += [name for name, _ in parsed]
+                step = env.step(tool_calls_message([(f"call_{turn_number}_{i}", name, arguments)
+                                                    for i, (name, arguments) in enumerate(parsed)]))
                 if step.done:
                     break
-                result_ids = tokenizer(step.messages[0]["content"],
-                                       add_special_tokens=False)["input_ids"][: self.max_tool_result_tokens]
-                shown = tokenizer(tool_turn_text(tokenizer.decode(result_ids)), add_special_tokens=False)["input_ids"]
+                results = [tokenizer.decode(tokenizer(m["content"], add_special_tokens=False)["input_ids"]
+                                            [: self.max_tool_result_tokens]) for m in step.messages]
+                shown = tokenizer(tool_turn_text(*results), add_special_tokens=False)["input_ids"]
                 completion_ids += shown
                 env_mask += [0] * len(shown)
             criteria = env.score()
@@ -174,6 +210,19 @@ class ToolRollouts:
         return {"prompt_ids": prompt_ids, "completion_ids": completion_ids, "env_mask": env_mask,
                 "criteria": [{"id": c.id, "passed": c.passed} for c in criteria], "weights": weights,
                 "kinds": kinds, "record": record}
+
+
+def read_steps(path: Path) -> list[dict[str, Any]]:
+    """The per-step summaries ``ToolRollouts`` appended, in step order: where a resumed run made a step's
+    rollouts again, its last line counts."""
+    if not path.is_file():
+        return []
+    by_step = {}
+    for line in path.read_text(encoding="utf-8").splitlines():
+        if line.strip():
+            summary = json.loads(line)
+            by_step[summary["step"]] = summary
+    return [by_step[step] for step in sorted(by_step)]
 
 
 def step_summary(records: list[dict[str, Any]]) -> dict[str, Any]:
@@ -228,11 +277,16 @@ def run_grpo(script: GRPOScriptConfig, config: CompoGRPOConfig) -> dict[str, Any
         for note in extended:
             print(f"GRPO budget: {note}", flush=True)
         config.max_completion_length = budget.max_completion_tokens
-        rollouts = ToolRollouts(tasks, factory, tokenizer, budget.max_steps, budget.max_tool_result_tokens)
+        output_dir = Path(config.output_dir)
+        output_dir.mkdir(parents=True, exist_ok=True)
+        steps_file = output_dir / STEPS_FILE
+        rollouts = ToolRollouts(tasks, factory, tokenizer, budget.max_steps, budget.max_tool_result_tokens,
+                                steps_file, budget.max_tokens)
         trainer = GRPOTrainer(model=load_model(model_dir), reward_funcs=[reward], args=config,
                               train_dataset=dataset, processing_class=tokenizer, rollout_func=rollouts)
+        resume = last_checkpoint(output_dir)
         started = time.monotonic()
-        trainer.train()
+        trainer.train(resume_from_checkpoint=resume)
         wall = time.monotonic() - started
     trainer.save_model(config.output_dir)
     tokenizer.save_pretrained(config.output_dir)
@@ -240,8 +294,8 @@ def run_grpo(script: GRPOScriptConfig, config: CompoGRPOConfig) -> dict[str, Any
     metrics = {"method": "grpo", "reward_function": script.reward, "steps": trainer.state.global_step,
                "reward": rewards,
                "budget": {**budget.as_dict(), "extended": extended},
-               "per_step": [step_summary(records) for records in rollouts.step_records],
-               "wall_time_s": round(wall, 2)}
+               "per_step": [s for s in read_steps(steps_file) if s["step"] <= trainer.state.global_step],
+               "wall_time_s": round(wall, 2), "resumed_from": resume}
     write_json(Path(config.output_dir) / "metrics.json", metrics)
     return metrics
 

@@ -27,6 +27,7 @@ from trl import SFTConfig, TrlParser
 
 from training.common import (
     configure_cpu_threads,
+    last_checkpoint,
     load_model,
     load_tokenizer,
     resolve_model,
@@ -111,12 +112,6 @@ def sft_dataset(samples: list[dict[str, Any]]) -> Any:
 
     return Dataset.from_list([{"messages": s["messages"], "tools": json.dumps(s["tools"], ensure_ascii=False)}
                               for s in samples])
-
-
-def last_checkpoint(output_dir: str | Path) -> str | None:
-    from transformers.trainer_utils import get_last_checkpoint
-
-    return get_last_checkpoint(str(output_dir)) if Path(output_dir).is_dir() else None
 
 
 def sft_trainer(script: SFTScriptConfig, config: CompoSFTConfig) -> tuple[Any, Any, list[int]]:

@@ -20,7 +20,10 @@ report named its key once (same counts, computed twice); and again when instruct
 (the system prompt gives it) and asked for the values in words and as the JSON object to answer with, and again
 when a priority pick ranked only work that moves on (no call-off, no closing by rank; same counts, computed twice),
 and again when a request was laid out as a note (introduced or signed, `workflows/letter.py`) whose report is asked in
-words only, the JSON form moving to the agent interface (same counts, computed twice). A change to sampling, seeding, instructions or rubrics changes them on
+words only, the JSON form moving to the agent interface (same counts, computed twice), and again when orders gained
+an order number and a delivered mark and a reconciliation's witness had to record the same kind of outcome as the
+case's move (same counts, computed twice), and again when every sweep's call-off took cases not yet committed to
+(same counts, computed twice). A change to sampling, seeding, instructions or rubrics changes them on
 purpose: rerun this file, check the new digests are stable, and update them.
 """
 
@@ -43,8 +46,8 @@ from compoworld_assets.engine.tasks.pipeline import GenerationConfig, generate_t
 from compoworld_assets.engine.tasks.sampling import WalkConfig, sample_plans
 from compoworld_assets.engine.world_model.offline import OfflineWorldModel
 
-GOLDEN_TASKS = "3154d0cccdd9631c74fa2a01653e7febc0dc505a6bd776a098fc0f0af9697e0d"
-GOLDEN_QUARANTINED = "f4c2edc611b5b7093ed2dfdb39ee013995a3b17082dfd26b57fc4a70f65bc86b"
+GOLDEN_TASKS = "4da9eb2ca5b1129cc78f88890465485f1f522fa78653b83521bf8acfd2cf4752"
+GOLDEN_QUARANTINED = "334f13423593b3e04175d440db232065ed774f34ee32f995e321d7faa6f3f0c4"
 
 
 def digest(models) -> str:

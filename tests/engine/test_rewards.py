@@ -267,3 +267,41 @@ def test_the_reward_functions_by_name_differ_only_where_the_group_disagrees():
     assert cfrr([None] * 4, [None] * 4, **columns)[0] < 0.5
     with pytest.raises(ValueError, match="unknown reward"):
         reward_function("accuracy")
+
+
+def _advantages(rewards, scale):
+    """GRPO's advantages for one group as TRL forms them: each reward minus the group's mean, divided by the
+    group's standard deviation (plus 1e-4) unless ``scale`` is ``none``. ``training.grpo`` generates one group
+    per batch, so TRL's ``batch`` scaling is the ``group`` one there."""
+    mean = sum(rewards) / len(rewards)
+    centred = [r - mean for r in rewards]
+    if scale == "none":
+        return centred
+    std = (sum(c * c for c in centred) / (len(rewards) - 1)) ** 0.5
+    return [c / (std + 1e-4) for c in centred]
+
+
+@given(rubric_groups(max_rollouts=8))
+def test_with_group_scaling_two_level_groups_make_cfrr_and_the_plain_fraction_alike(drawn):
+    """Why ``training.grpo`` does not scale rewards: where both rewards split a group the same way into two
+    levels, dividing by the group's spread leaves the same advantages, so CFRR's focus would change nothing."""
+    group, weights, kinds = drawn
+    cfrr = completion_focused_reward(group, weights, kinds, full_completion_bonus=BONUS)
+    plain = completion_focused_reward(group, weights, kinds, full_completion_bonus=BONUS, focus=False)
+    levels = sorted(set(cfrr))
+    if len(group) < 2 or len(levels) != 2 or len(set(plain)) != 2 \
+            or [r == levels[1] for r in cfrr] != [r == max(plain) for r in plain]:
+        return
+    for a, b in zip(_advantages(cfrr, "group"), _advantages(plain, "group"), strict=True):
+        assert a == pytest.approx(b, abs=1e-2)
+
+
+def test_without_scaling_cfrr_widens_the_advantage_of_a_rare_criterion():
+    """Four rollouts: all pass A, one also passes B. The plain fraction and CFRR rank them alike, but unscaled
+    (``scale_rewards="none"``, the default of ``training.grpo.CompoGRPOConfig``) CFRR's advantage for the one
+    that passed the rare criterion is larger: the update leans on what the group has only begun to solve."""
+    group = [[True, False], [True, False], [True, False], [True, True]]
+    cfrr = completion_focused_reward(group, full_completion_bonus=BONUS)
+    plain = completion_focused_reward(group, full_completion_bonus=BONUS, focus=False)
+    assert _advantages(cfrr, "group") == pytest.approx(_advantages(plain, "group"), abs=1e-3)
+    assert _advantages(cfrr, "none")[3] > _advantages(plain, "none")[3] + 0.3

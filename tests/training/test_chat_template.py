@@ -114,3 +114,14 @@ def test_assistant_masks_cover_exactly_the_assistant_turns(tokenizer, demo_files
     assert all(s.startswith("<tool_call>") and s.endswith("</tool_call><|im_end|>") for s in spans)
     _, oracle = first_oracle_call(sample)
     assert parse_tool_calls(spans[0]) == [oracle]
+
+
+def test_tool_turn_text_shows_every_result_of_a_turn_in_order():
+    calls = {"role": "assistant", "content": "", "tool_calls": [
+        {"id": "a", "type": "function", "function": {"name": "crm__get_contact", "arguments": "{}"}},
+        {"id": "b", "type": "function", "function": {"name": "crm__get_contact", "arguments": "{}"}}]}
+    results = [{"role": "tool", "tool_call_id": "a", "content": "first"},
+               {"role": "tool", "tool_call_id": "b", "content": "second"}]
+    prefix = render([*MESSAGES[:2], calls], TOOLS)
+    assert render([*MESSAGES[:2], calls, *results], TOOLS, add_generation_prompt=True) == (
+        prefix[:-1] + tool_turn_text("first", "second"))

@@ -80,6 +80,55 @@ def test_grpo_runs_with_the_rubric_reward(demo_files, tiny_model_dir, tmp_path):
     assert json.loads((tmp_path / "grpo" / "metrics.json").read_text())["per_step"] == metrics["per_step"]
 
 
+def test_grpo_resumes_from_its_last_checkpoint_with_its_step_records(demo_files, tiny_model_dir, tmp_path):
+    """An interrupted run (here: one that stopped after step 1) goes on from its checkpoint: the optimizer
+    step count carries over and the per-step pass rates of the first run are kept."""
+    script = GRPOScriptConfig(rl_file=str(demo_files.rl), model=str(tiny_model_dir))
+    output = tmp_path / "grpo"
+    first = run_grpo(script, CompoGRPOConfig(output_dir=str(output), max_steps=1, save_steps=1))
+    assert first["resumed_from"] is None and (output / "checkpoint-1" / "optimizer.pt").is_file()
+    second = run_grpo(script, CompoGRPOConfig(output_dir=str(output), max_steps=2, save_steps=1))
+    assert second["resumed_from"].endswith("checkpoint-1") and second["steps"] == 2
+    assert [s["step"] for s in second["per_step"]] == [1, 2]
+    assert second["per_step"][0] == first["per_step"][0]
+
+
+def test_a_grpo_turn_with_several_calls_runs_them_all(demo_files, tiny_model_dir):
+    """Every call of a generated turn reaches the environment, in order, and each result is shown."""
+    from training.chat_template import END_OF_TURN
+    from training.common import load_tokenizer
+    from training.grpo import ToolRollouts
+
+    rl_task = read_rl_file(demo_files.rl)[0]
+    tokenizer = load_tokenizer(tiny_model_dir)
+    call = '<tool_call>{"name": "no_such_tool", "arguments": {}}</tool_call>'
+    turn = tokenizer(call + call + END_OF_TURN, add_special_tokens=False)["input_ids"]
+
+    class Scripted:  # a model whose every turn is the two calls above
+        def generate(self, context, **kwargs):
+            import torch
+
+            class Output:
+                sequences = torch.tensor([context[0].tolist() + turn])
+                cache = None
+            return Output()
+
+    with read_services(services_path(demo_files.rl)).world_factory() as factory:
+        episode = ToolRollouts([rl_task], factory, tokenizer, max_turns=2,
+                               max_tool_result_tokens=None).episode(Scripted(), rl_task, 10_000, 1.0)
+    assert episode["record"]["calls"] == ["no_such_tool"] * 4
+    shown = tokenizer.decode([t for t, m in zip(episode["completion_ids"], episode["env_mask"], strict=True) if not m])
+    assert shown.count("<|im_start|>tool") == 2  # the first turn's two results; the second turn ends the episode
+
+
+def test_grpo_leaves_advantages_unscaled_and_scores_one_rollout_at_a_time():
+    """tests/engine/test_rewards.py shows why rewards are not scaled; one rollout per forward pass keeps one
+    sequence's logits in memory, the group accumulated into one optimizer step."""
+    config = CompoGRPOConfig(output_dir="unused")
+    assert config.scale_rewards == "none"
+    assert config.per_device_train_batch_size == 1 and config.gradient_accumulation_steps == config.num_generations
+
+
 def test_step_summary_counts_pass_rates():
     records = [{"task_id": "t", "calls": ["x"], "submitted": True,
                 "criteria": [{"id": "c0", "kind": "state", "passed": True}]},

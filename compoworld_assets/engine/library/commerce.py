@@ -12,6 +12,7 @@ ORDER_STATUSES = ["pending", "paid", "fulfilled", "shipped", "delivered", "cance
 def orders() -> ServiceSpec:
     b = ServiceBuilder("orders", "Orders", "commerce", "Customer orders and their line items.", MODULE)
     b.entity("Order", "ord", "A customer's order.",
+             field("order_number"),
              field("customer_email", "email"),
              field("customer_name", "person_name"),
              field("shipping_address", "address"),
@@ -33,6 +34,8 @@ def orders() -> ServiceSpec:
                 sets={"status": "fulfilled"})
     b.update_as("cancel_order", "Order", "Cancel an order.", sets={"status": "cancelled"})
     b.update_as("return_order", "Order", "Record that an order was returned.", sets={"status": "returned"})
+    b.update_as("mark_order_delivered", "Order", "Mark an order as delivered to its customer.",
+                sets={"status": "delivered"})
     b.create_as("add_order_item", "OrderItem", "Add a product to an order.")
     b.crud("OrderItem", "LUD")
     return b.build()

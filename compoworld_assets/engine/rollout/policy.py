@@ -34,9 +34,15 @@ PolicyFactory = Callable[[Task, DiscoverMode], Policy]
 
 
 def tool_call_message(call_id: str, name: str, arguments: dict[str, Any], content: str = "") -> dict[str, Any]:
+    return tool_calls_message([(call_id, name, arguments)], content)
+
+
+def tool_calls_message(calls: list[tuple[str, str, dict[str, Any]]], content: str = "") -> dict[str, Any]:
+    """An assistant message making ``calls`` ((id, name, arguments) each) in order."""
     return {"role": "assistant", "content": content, "tool_calls": [
         {"id": call_id, "type": "function",
-         "function": {"name": name, "arguments": json.dumps(arguments, sort_keys=True, ensure_ascii=False)}}]}
+         "function": {"name": name, "arguments": json.dumps(arguments, sort_keys=True, ensure_ascii=False)}}
+        for call_id, name, arguments in calls]}
 
 
 def bound_arguments(step: PlanStep, results: list[dict[str, Any] | None]) -> dict[str, Any]:

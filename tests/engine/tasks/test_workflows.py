@@ -5,6 +5,7 @@ import re
 import pytest
 
 from compoworld_assets.engine.backends import BackendRecipe, LLMSettings
+from compoworld_assets.engine.library import builtin_specs
 from compoworld_assets.engine.library.builder import ServiceBuilder, field
 from compoworld_assets.engine.rollout.library_world import build_library
 from compoworld_assets.engine.runtime.executor import SandboxLimits
@@ -179,3 +180,30 @@ def test_realism_summary_tells_a_step_chain_from_a_request(world):
     good, bad = summary([task]), summary([chain])
     assert good["no_chain_and_at_most_one_id"] == 1.0 and good["speaks_as_a_person"] == 1.0
     assert bad["no_chain_and_at_most_one_id"] == 0.0 and bad["speaks_as_a_person"] == 0.0
+
+
+def _witness_service(sid: str, done: str):
+    """Another service whose records refer to a purchase of ``shopx`` and end in ``done``."""
+    b = ServiceBuilder(sid, sid.title(), "finance", f"Records of {sid}.", sid)
+    b.entity("Record", "rec", "One record about a purchase.", field("purchase_id", "shopx.Purchase.id"),
+             field("state", enum=["open", done]))
+    b.crud("Record", "L")
+    return b.build()
+
+
+def test_a_reconciliation_pairs_a_case_only_with_a_witness_recording_the_same_outcome():
+    """A payment that succeeded settles a purchase's payment, a parcel that arrived its delivery; neither says the
+    other happened, and a survey that was completed says neither."""
+    b = ServiceBuilder("shopx", "Shop X", "commerce", "Purchases.", "shopx")
+    b.entity("Purchase", "pur", "A purchase.", field("reference"), field("buyer_email", "email"),
+             field("amount", "money"), field("state", enum=["pending", "shipped", "paid", "delivered"]))
+    b.crud("Purchase", "CRL")
+    b.update_as("settle_purchase", "Purchase", "Mark a purchase as paid.", sets={"state": "paid"})
+    b.update_as("deliver_purchase", "Purchase", "Mark a purchase as delivered.", sets={"state": "delivered"})
+    mail = next(s for s in builtin_specs() if s.id == "mail")  # where the summary goes
+    specs = {s.id: s for s in (b.build(), _witness_service("payx", "succeeded"), _witness_service("courierx", "delivered"),
+                               _witness_service("surveyx", "completed"), mail)}
+    cast = cast_library(specs, {sid: {t.name: "code" for t in s.tools} for sid, s in specs.items()})
+    reconcile = next(p for p in PATTERNS if p.name == "reconcile")
+    pairs = {(case.action, witness.service) for case, _, _, _, witness in combinations(reconcile, cast)}
+    assert pairs == {("settle_purchase", "payx"), ("deliver_purchase", "courierx")}

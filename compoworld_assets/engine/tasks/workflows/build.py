@@ -677,10 +677,9 @@ def sweep(scene: Scene) -> Built:
     w = Words.of(scene)
     rows = scene.rows(case.service, case.entity)
     ids = sorted(rows)
-    # spending is cut where it is not yet committed: a confirmed booking or an active contract is not called off
-    # for its size while a pending one is there to cut
-    ready, others = _statuses(scene, words_for.COMMITTED_WORDS if words_for.condition_basis(case) == "amount"
-                              else frozenset())
+    # a sweep calls off what is not yet committed: a confirmed booking, an active contract or a packed order is
+    # not cancelled for its size or its age while a pending one is there (a move on or a close is unaffected)
+    ready, others = _statuses(scene, words_for.COMMITTED_WORDS)
     ruled = draft.rulebook is not None and case.contact is not None
     notify = draft.level == "hard" and case.contact is not None
     n_match = {"easy": 2, "medium": 3, "hard": 4}[draft.level]

@@ -54,6 +54,20 @@ FINISHED_WORDS = frozenset({"closed", "done", "completed", "resolved", "paid", "
 DONE_WORDS = frozenset({"succeeded", "completed", "paid", "delivered", "done", "resolved", "closed", "signed",
                         "won", "accepted", "returned", "settled"})
 HOLD_WORDS = frozenset({"hold", "paused", "blocked", "suspended", "disputed", "frozen"})
+# What a finished status says happened, by its words: money changed hands, goods arrived, work was finished, a
+# party agreed, goods came back. A witness can settle a case only where both say the same kind of thing (a payment
+# that succeeded says an order is paid, not that it was delivered or that its ticket can close).
+OUTCOMES = {"settled": frozenset({"paid", "succeeded", "settled", "refunded"}),
+            "arrived": frozenset({"delivered", "received"}),
+            "finished": frozenset({"done", "completed", "closed", "resolved", "finished"}),
+            "agreed": frozenset({"signed", "accepted", "won"}),
+            "returned": frozenset({"returned"})}
+
+
+def outcome_of(status: str) -> str | None:
+    """The kind of outcome a status records (:data:`OUTCOMES`); None for one that records none."""
+    parts = set(words(str(status)))
+    return next((kind for kind, known in OUTCOMES.items() if parts & known), None)
 DATE_TYPES = ("date", "datetime")
 
 

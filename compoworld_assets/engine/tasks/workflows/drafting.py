@@ -14,7 +14,7 @@ from collections.abc import Mapping
 from compoworld_assets.engine.library.wording import words
 from compoworld_assets.engine.specs.model import ServiceSpec
 from compoworld_assets.engine.tasks.workflows.build import WorkflowDraft
-from compoworld_assets.engine.tasks.workflows.casting import Cast, cast_library
+from compoworld_assets.engine.tasks.workflows.casting import Cast, cast_library, outcome_of
 from compoworld_assets.engine.tasks.workflows.patterns import (
     LEVELS,
     PATTERNS,
@@ -42,7 +42,8 @@ def combinations(pattern: Pattern, cast: Cast) -> list[tuple]:
             if pattern.follow_up else [None]
         if pattern.follow_up:
             books = [b for b in books if b.by_query]
-        seen = [w for w in cast.witnesses if (w.case_service, w.case_entity) == (case.service, case.entity)] \
+        seen = [w for w in cast.witnesses if (w.case_service, w.case_entity) == (case.service, case.entity)
+                and outcome_of(w.done) is not None and outcome_of(w.done) == outcome_of(case.target)] \
             if pattern.witness else [None]
         if pattern.witness:
             books = []  # a reconciliation's rule is the other system

@@ -114,9 +114,11 @@ def passed_date_kind(field: str) -> str:
 SPEND_WORDS = frozenset({"budget", "cost", "price", "rate", "fee", "spend", "salary", "value", "total"})
 
 
-# Statuses of spending already committed to (booked, signed, under way): a spending cut calls off the pending ones.
+# Statuses of work already committed to (booked, signed, packed, under way): a sweep calls off the pending ones,
+# whether to cut spending or to clear out what never went anywhere.
 COMMITTED_WORDS = frozenset({"confirmed", "active", "booked", "signed", "sent", "running", "live", "approved",
-                             "accepted", "issued", "ordered", "executed", "in", "progress"})
+                             "accepted", "issued", "ordered", "executed", "in", "progress", "fulfilled", "shipped",
+                             "packed", "dispatched"})
 
 
 def spend_cut(case: CaseKind) -> bool:
