@@ -379,8 +379,8 @@ def summarize(database: Path) -> dict[str, int]:
         }
 
 
-def _print_summary(summary: dict[str, int], data_dir: str) -> None:
-    print("\nCompoWorld main job finished:")
+def _print_summary(summary: dict[str, int], data_dir: str, title: str) -> None:
+    print(f"\n{title}:")
     for key, value in summary.items():
         print(f"  {key:>18}: {value}")
     print(f"\nData: {data_dir}/compoworld.duckdb (schema 'pipeline'; the partitioned tables are views of the Delta "
@@ -480,9 +480,9 @@ def _command(args: argparse.Namespace) -> int:
         return 0
     if args.command == "run":
         summary = run_pipeline(args.data_dir, args.seed, args.rows_per_entity, args.tasks, args.round, args.log_level)
+        _print_summary(summary, args.data_dir, "CompoWorld main job finished")
     else:
-        summary = summarize(_database(args.data_dir))
-    _print_summary(summary, args.data_dir)
+        _print_summary(summarize(_database(args.data_dir)), args.data_dir, "CompoWorld tables now")
     return 0
 
 

@@ -75,6 +75,7 @@ def test_status_hints_name_the_data_dir_it_was_given(tmp_path, monkeypatch, caps
     assert "scripts/ui.sh  →" in ui and "--data-dir" not in ui
     assert cli.main(["status", "--data-dir", "other dir"]) == 0
     out = capsys.readouterr().out
+    assert "CompoWorld tables now:" in out and "main job finished" not in out  # status runs no job
     [ui] = [line for line in out.splitlines() if line.startswith("UI:")]
     assert "scripts/ui.sh --data-dir 'other dir'  →" in ui
     assert "other dir/compoworld.duckdb" in out

@@ -7,6 +7,7 @@ import pytest
 from compoworld_assets.engine.evaluation.stats import (
     bootstrap_ci,
     estimate,
+    items_to_detect,
     paired_difference,
     pass_hat_k,
     pass_hat_k_item,
@@ -86,3 +87,11 @@ def test_paired_difference_of_a_model_with_itself_is_exactly_zero_and_needs_shar
     assert (same.mean, same.ci_low, same.ci_high) == (0.0, 0.0, 0.0)
     with pytest.raises(ValueError, match="share no item"):
         paired_difference({"a": [1.0]}, {"b": [1.0]})
+
+
+def test_items_to_detect_matches_the_textbook_count_and_shrinks_with_the_difference():
+    assert items_to_detect(0.30, 0.35) == 1377  # 1,376-1,377 per arm in the usual two-proportion tables
+    assert items_to_detect(0.30, 0.40) < items_to_detect(0.30, 0.35) < items_to_detect(0.30, 0.33)
+    assert items_to_detect(0.30, 0.35, power=0.9) > items_to_detect(0.30, 0.35)
+    with pytest.raises(ValueError):
+        items_to_detect(0.3, 0.3)

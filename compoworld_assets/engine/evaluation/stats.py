@@ -124,3 +124,17 @@ def paired_difference(baseline: Mapping[str, Sequence[float]], candidate: Mappin
     low, high = bootstrap_ci(differences, seed, resamples, confidence)
     k = min(min(len(baseline[item]), len(candidate[item])) for item in items)
     return Estimate(mean=mean(differences), ci_low=low, ci_high=high, n=len(items), k=k)
+
+
+def items_to_detect(p_a: float, p_b: float, alpha: float = 0.05, power: float = 0.8) -> int:
+    """Held-out items each arm needs to tell success rates ``p_a`` and ``p_b`` apart (two-sided ``alpha``, the
+    given power), by the two-proportion normal approximation. Arms scored on the same items (a paired design)
+    need fewer when their outcomes agree item by item; this is the count without counting on that."""
+    if not (0 < p_a < 1 and 0 < p_b < 1) or p_a == p_b:
+        raise ValueError("success rates must differ and lie strictly between 0 and 1")
+    from statistics import NormalDist
+
+    z_alpha, z_power = NormalDist().inv_cdf(1 - alpha / 2), NormalDist().inv_cdf(power)
+    pooled = (p_a + p_b) / 2
+    spread = z_alpha * math.sqrt(2 * pooled * (1 - pooled)) + z_power * math.sqrt(p_a * (1 - p_a) + p_b * (1 - p_b))
+    return math.ceil((spread / (p_a - p_b)) ** 2)
