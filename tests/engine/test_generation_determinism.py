@@ -23,7 +23,8 @@ and again when a request was laid out as a note (introduced or signed, `workflow
 words only, the JSON form moving to the agent interface (same counts, computed twice), and again when orders gained
 an order number and a delivered mark and a reconciliation's witness had to record the same kind of outcome as the
 case's move (same counts, computed twice), and again when every sweep's call-off took cases not yet committed to
-(same counts, computed twice). A change to sampling, seeding, instructions or rubrics changes them on
+(same counts, computed twice), and again when a field naming who did something reads as that person ("the person who
+booked room booking rbk_0001", not "the booked by of"; same counts, computed twice). A change to sampling, seeding, instructions or rubrics changes them on
 purpose: rerun this file, check the new digests are stable, and update them.
 """
 
@@ -46,7 +47,7 @@ from compoworld_assets.engine.tasks.pipeline import GenerationConfig, generate_t
 from compoworld_assets.engine.tasks.sampling import WalkConfig, sample_plans
 from compoworld_assets.engine.world_model.offline import OfflineWorldModel
 
-GOLDEN_TASKS = "4da9eb2ca5b1129cc78f88890465485f1f522fa78653b83521bf8acfd2cf4752"
+GOLDEN_TASKS = "549f20ec5abf2b4c32319ae29221fb6c8bc77070f38e98509d48e074ddbb45d1"
 GOLDEN_QUARANTINED = "334f13423593b3e04175d440db232065ed774f34ee32f995e321d7faa6f3f0c4"
 
 

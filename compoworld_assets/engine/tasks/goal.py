@@ -135,7 +135,7 @@ class Describer:
         path = binding.path or "$"
         if _RECORD_PATH.fullmatch(path):
             return self.subject(source)
-        return f"the {words(path.rsplit('.', 1)[-1])} of {self.subject(source)}"
+        return _field_of(path.rsplit(".", 1)[-1], self.subject(source), words)
 
     def _filter(self, name: str, binding: ArgBinding) -> str:
         if binding.kind == "step_output" and _RECORD_PATH.fullmatch(binding.path or "$"):
@@ -207,6 +207,16 @@ class GoalWriter:
         if not details:
             return phrase
         return f"{phrase} with " + _join([describe.detail(n, b) for n, b in details])
+
+
+def _field_of(field: str, subject: str, words: Callable[[str], str]) -> str:
+    """A field of a record as people say it: a person named by what they did (``booked_by``: the person who
+    booked it; ``assigned_to``: the person it is assigned to) rather than "the booked by of" it."""
+    parts = words(field).split()
+    if len(parts) == 2 and parts[0].endswith("ed") and parts[1] in ("by", "to"):
+        return (f"the person who {parts[0]} {subject}" if parts[1] == "by"
+                else f"the person {subject} is {parts[0]} to")
+    return f"the {' '.join(parts)} of {subject}"
 
 
 def report_request(report: Sequence[tuple[str, str]]) -> str:

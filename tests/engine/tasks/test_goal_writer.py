@@ -159,3 +159,13 @@ def test_an_undescribed_tool_of_an_entity_reads_by_its_effect_not_its_operation_
                             "id": {"type": "string", "x-cw-type": "gotify.Transport.id"}}})])
     intent = intent_for(spec, spec.tools[0])
     assert (intent.source, intent.phrase("transport trn_0001")) == ("convention", "update transport trn_0001")
+
+
+def test_a_field_naming_who_did_something_reads_as_that_person():
+    from compoworld_assets.engine.library.intents import field_words
+    from compoworld_assets.engine.tasks.goal import _field_of
+
+    assert _field_of("booked_by", "room booking B", field_words) == "the person who booked room booking B"
+    assert _field_of("assignedTo", "ticket T", field_words) == "the person ticket T is assigned to"
+    assert _field_of("reports_to", "employee E", field_words) == "the reports to of employee E"  # not a participle
+    assert _field_of("customer_email", "order O", field_words) == "the customer email of order O"
