@@ -95,9 +95,10 @@ class CompoGRPOConfig(GRPOConfig):
     output_dir: str = "runs/grpo"
     max_steps: int = 8
     num_generations: int | None = 4
-    # one rollout per forward/backward, the group's rollouts accumulated (see the module docstring)
+    # one rollout per forward/backward, the group's rollouts accumulated (see the module docstring); None: the
+    # group size, so a group is always one optimizer step whatever --num_generations says
     per_device_train_batch_size: int = 1
-    gradient_accumulation_steps: int = 4
+    gradient_accumulation_steps: int | None = None
     max_completion_length: int | None = None  # None: the oracle's generated tokens plus slack (rollout_budget)
     learning_rate: float = 5e-6
     # Unscaled advantages (reward minus the group's mean): divided by the group's spread, a group whose rollouts
@@ -119,6 +120,8 @@ class CompoGRPOConfig(GRPOConfig):
 
     def __post_init__(self) -> None:
         resolve_precision(self)
+        if self.gradient_accumulation_steps is None:
+            self.gradient_accumulation_steps = self.num_generations or 1
         super().__post_init__()
 
 

@@ -127,6 +127,7 @@ def test_grpo_leaves_advantages_unscaled_and_scores_one_rollout_at_a_time():
     config = CompoGRPOConfig(output_dir="unused")
     assert config.scale_rewards == "none"
     assert config.per_device_train_batch_size == 1 and config.gradient_accumulation_steps == config.num_generations
+    assert CompoGRPOConfig(output_dir="unused", num_generations=8).gradient_accumulation_steps == 8
 
 
 def test_step_summary_counts_pass_rates():

@@ -289,8 +289,7 @@ def grpo_plan(context: dg.OpExecutionContext, config: GRPOTrainingConfig, rl_tas
         if not write_rl_file(tasks, built, incoming, tables.seed_states_from_rows(services), mode=config.mode):
             raise dg.Failure(description="no RL task has all of its services built")
         flags = {"model": sft_checkpoint["checkpoint_path"][0], "learning_rate": config.learning_rate,
-                 "num_generations": config.num_generations, "per_device_train_batch_size": 1,
-                 "gradient_accumulation_steps": config.num_generations,
+                 "num_generations": config.num_generations,
                  "max_completion_length": config.max_completion_length, "max_turns": config.max_turns,
                  "reward": config.reward, "bf16": config.bf16}
         inputs = {"rl_file": incoming.read_text(encoding="utf-8"), "sft_hash": sft_checkpoint["checkpoint_hash"][0],
