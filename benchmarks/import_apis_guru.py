@@ -15,7 +15,7 @@ adds the built-in library, builds the dependency graph and samples ``--walks`` p
 world-model and unusable shares of the imported tools (world-model tools split by what their spec says
 they do: a CRUD effect, a read-only query, or an action nothing is derived for), the tools that are code
 through a derived transition, quarantined services by stage, imported services with graph edges, the share of tasks
-touching an imported service, and the task pool's audit (``engine/tasks/audit.py``: value violations, quarantine by validator rule, shares per
+touching an imported service and how many imported services are in at least one, and the task pool's audit (``engine/tasks/audit.py``: value violations, quarantine by validator rule, shares per
 instruction style and difficulty level, gate pass share), and the peak resident memory of the whole
 process tree (``peak_memory.py``: this process, its workers and their service processes).
 """
@@ -256,6 +256,7 @@ def build_sample(api: Path, count: int, seed: int, walks: int, time_limit_s: flo
     for reason, n in lost.most_common(5):
         print(f"  lost {n:>4}  {reason}")
     print(f"tasks touching imported:    {share(sum(1 for t in tasks if set(t.head.services) & own), len(tasks))}")
+    print(f"imported in >= 1 task:      {share(len(set(touched) & built_own), len(built_own))}")
     print(f"imported connectable:       {share(len(connectable & built_own), len(built_own))}")
     print(f"connectable in >=1 task:    {share(len(set(touched) & connectable), len(connectable & built_own))}")
     print(f"  of those a walk can reach (a cross-service edge into a tool that ends a task or leads on): "

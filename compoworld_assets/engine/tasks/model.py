@@ -94,7 +94,7 @@ class CriterionResult(BaseModel):
 class Trap(BaseModel):
     """A house rule the obvious plan breaks, the negative criterion that catches it, and that plan."""
 
-    kind: Literal["on_hold", "do_not_email", "threshold", "unmatched"]
+    kind: Literal["on_hold", "do_not_email", "threshold", "unmatched", "not_ready"]
     rule: str
     criterion_id: str
     wrong_plan: Plan = Field(description="A plausible wrong plan; the gate checks it fails the criterion.")

@@ -73,7 +73,7 @@ def test_parts_are_read_from_fields_and_effects_not_from_names():
 def test_every_pattern_fits_the_library_and_its_drafts_cover_services(world):
     built, specs, _ = world
     cast = cast_library(specs, {s: b.implementation for s, b in built.items()})
-    assert all(combinations(p, cast) for p in PATTERNS)
+    assert all(combinations(p, cast, specs) for p in PATTERNS)
     drafts = draft_workflows(specs, {s: b.implementation for s, b in built.items()}, 3, 60)
     assert {d.pattern for d in drafts} == {p.name for p in PATTERNS}
     assert len({d.plan_hash() for d in drafts}) == 60
@@ -205,5 +205,45 @@ def test_a_reconciliation_pairs_a_case_only_with_a_witness_recording_the_same_ou
                                _witness_service("surveyx", "completed"), mail)}
     cast = cast_library(specs, {sid: {t.name: "code" for t in s.tools} for sid, s in specs.items()})
     reconcile = next(p for p in PATTERNS if p.name == "reconcile")
-    pairs = {(case.action, witness.service) for case, _, _, _, witness in combinations(reconcile, cast)}
+    pairs = {(case.action, witness.service) for case, _, _, _, witness, _ in combinations(reconcile, cast, specs)}
     assert pairs == {("settle_purchase", "payx"), ("deliver_purchase", "courierx")}
+
+
+def _cluster_service():
+    """An API no pattern names, shaped as real ones are: clusters under projects, keys nobody writes down."""
+    b = ServiceBuilder("clusterx", "Cluster X", "it", "Managed clusters.", "clusterx")
+    b.entity("Project", "prj", "A project.", field("name"), field("owner_email", "email"))
+    b.entity("Cluster", "cl", "A cluster.", field("name"), field("region", enum=["eu-west", "us-east"]),
+             field("nodes", "integer"), field("project_id", "clusterx.Project.id"))
+    b.entity("ApiKey", "key", "An API key.", field("label"), field("secret_key"))
+    b.crud("Project", "L")
+    b.crud("Cluster", "CRL")
+    b.crud("ApiKey", "C")
+    return b.build()
+
+
+def test_a_set_up_is_any_create_whose_values_a_person_can_write():
+    spec = _cluster_service()
+    cast = cast_library({spec.id: spec}, {spec.id: {t.name: "code" for t in spec.tools}})
+    made = {p.tool: p for p in cast.provisions}
+    cluster = made["create_cluster"]
+    assert set(cluster.parameters) == {"name", "region", "nodes"} and cluster.label == "name"
+    assert [(p.parameter, p.entity, p.lister, p.label) for p in cluster.parents] == \
+        [("project_id", "Project", "list_projects", "name")]
+    assert "create_api_key" not in made  # a secret is not something a request states
+    assert not cast_library({spec.id: spec}, {spec.id: {}}).provisions  # the world model plays no part
+
+
+def test_a_fulfilled_request_is_read_from_the_queue_not_from_the_instruction(world):
+    built, _specs, pool = world
+    draft = _drafts(world, "fulfil", "medium", 1)[0]
+    task = _make(world, draft)
+    made = next(c for c in task.rubric if c.id.startswith("set_up_"))
+    body = " ".join(str(r) for r in task.initial_state.services[draft.case.service].tables[draft.case.entity].values())
+    stated = [str(v) for k, v in made.check["match"].items() if k in draft.provision.parameters and isinstance(v, str)]
+    assert stated and all(v in body for v in stated)  # the ticket says what to set up...
+    assert not any(v in task.instruction for v in stated)  # ...the person handing it over does not
+    assert [t.kind for t in task.traps] == ["not_ready"]
+    _, final, answer = replay_plan(task.model_copy(update={"plan": task.traps[0].wrong_plan}), task_world(task, built, pool))
+    failed = {r.id for r in evaluate_rubric(task, final, answer) if not r.passed}
+    assert task.traps[0].criterion_id in failed

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import math
 import random
+import re
 from collections.abc import Callable, Mapping
 from dataclasses import asdict, dataclass, field
 from datetime import date, timedelta
@@ -24,25 +25,30 @@ from compoworld_assets.engine.canonical import content_hash
 from compoworld_assets.engine.library.builder import plural_of
 from compoworld_assets.engine.library.intents import entity_noun, field_words, intent_for
 from compoworld_assets.engine.library.population import Person, Population
-from compoworld_assets.engine.library.seeding import seed_world
+from compoworld_assets.engine.library.seeding import BIRTH_WORDS, seed_world
 from compoworld_assets.engine.library.wording import a_or_an, words
 from compoworld_assets.engine.runtime.state import WorldState
-from compoworld_assets.engine.specs.model import ServiceSpec
+from compoworld_assets.engine.specs.model import ServiceSpec, ToolSpec
+from compoworld_assets.engine.tasks.arguments import iso_day, step_values
 from compoworld_assets.engine.tasks.goal import report_request
 from compoworld_assets.engine.tasks.instantiate import COLLATERAL_RULE, TaskGenerationError, task_id_for
 from compoworld_assets.engine.tasks.model import ArgBinding, Criterion, Plan, PlanStep, Split, Task, Trap
 from compoworld_assets.engine.tasks.plan_exec import Unresolved, WorldRuntimeLike, resolve
+from compoworld_assets.engine.tasks.rubrics import same_value
 from compoworld_assets.engine.tasks.workflows import patterns as words_for
 from compoworld_assets.engine.tasks.workflows.casting import (
     CaseKind,
     Channel,
     FollowUp,
+    Provision,
     Rulebook,
     Slot,
     Witness,
+    is_live,
+    request_body,
 )
 from compoworld_assets.engine.tasks.workflows.letter import Letter, write_letter
-from compoworld_assets.engine.types import entity_ref
+from compoworld_assets.engine.types import TYPE_KEY, entity_ref
 
 MIN_ROWS = 6
 COUNTS = {2: "two", 3: "three", 4: "four", 5: "five"}
@@ -65,27 +71,32 @@ class WorkflowDraft:
     follow_up: FollowUp | None
     variant: int
     witness: Witness | None = None
+    provision: Provision | None = None
 
     @property
     def services(self) -> list[str]:
         parts = [self.case.service, self.channel.service]
-        parts += [part.service for part in (self.rulebook, self.follow_up, self.witness) if part is not None]
+        parts += [part.service for part in (self.rulebook, self.follow_up, self.witness, self.provision)
+                  if part is not None]
         return sorted(set(parts))
 
     def entities(self) -> dict[str, set[str]]:
         """The records each service of the task holds, by entity: those its parts read and write (the rest of a
         service's tables start empty: nothing in the task looks at them, and a large API has a hundred)."""
         found: dict[str, set[str]] = {}
-        for part in (self.case, self.channel, self.rulebook, self.follow_up, self.witness):
+        for part in (self.case, self.channel, self.rulebook, self.follow_up, self.witness, self.provision):
             if part is not None:
                 found.setdefault(part.service, set()).add(part.entity)
         if self.follow_up is not None:
             found[self.follow_up.service] |= {s.parent for s in self.follow_up.slots if s.parent}
+        if self.provision is not None:
+            found[self.provision.service] |= {p.entity for p in self.provision.parents}
         return found
 
     def plan_hash(self) -> str:
         parts = [asdict(part) if part is not None else None for part in (self.rulebook, self.follow_up)]
         parts += [asdict(self.witness)] if self.witness is not None else []  # drafts without one hash as before
+        parts += [asdict(self.provision)] if self.provision is not None else []
         return content_hash(["workflow", self.pattern, self.level, asdict(self.case), asdict(self.channel), *parts,
                              self.variant])
 
@@ -920,8 +931,242 @@ def _no_request(scene: Scene, label: str) -> Criterion:
                             "mentions": {"fields": _mention_fields(follow.slots), "values": [label]}})
 
 
+# -- requests for a set-up in another system -----------------------------------------------------------------------
+def _stated_value(value: Any) -> str:
+    """A value as the asker writes it in their request (a switch as yes or no, a text in quotes)."""
+    if isinstance(value, bool):
+        return "yes" if value else "no"
+    return f'"{value}"' if isinstance(value, str) and (" " in value or not value) else str(value)
+
+
+def _request_text(scene: Scene, noun: str, service: str, values: dict[str, Any], under: str, first: str) -> str:
+    """A request for a new ``noun`` in ``service`` as its asker writes it, every value the set-up needs stated
+    (``under``: the records it goes under, named as the asker knows them, or empty)."""
+    details = [f"{field_words(name)} {_stated_value(value)}" for name, value in values.items()]
+    listed = details[0] if len(details) == 1 else ", ".join(details[:-1]) + " and " + details[-1]
+    where = f"{service}{under}"
+    return scene.rng.choice((
+        f"Hi, could you set up a new {noun} in {where} for us? It needs {listed}. Thanks, {first}",
+        f"Please create {a_or_an(noun)} {noun} in {where} with {listed}. We need it this week. {first}",
+        f"Hello, we need {a_or_an(noun)} {noun} in {where}: {listed}. Let me know when it is there. Best, {first}",
+    ))
+
+
+def _writable_values(scene: Scene, spec: ServiceSpec, tool: ToolSpec, names: list[str], parents: dict[str, str],
+                     tries: int = 5) -> dict[str, Any]:
+    """Values for ``names`` that a person would write in a request for a new record: its name has a word in it, not
+    only the characters a pattern allows (``3TI.4.T.I.O``); a choice is a live status, never one a record ends in;
+    no date before today (a birth date aside); a value the record it goes under holds (a ledger account's currency)
+    is that record's."""
+    made = scene.draft.provision
+    assert made is not None
+    props = tool.parameter_properties()
+    plain = [n for n in names if isinstance(props.get(n), dict) and props[n].get("type") == "string"
+             and not props[n].get("enum") and props[n].get(TYPE_KEY) is None]
+    named = made.label or next(iter(plain), None)
+    held = [scene.rows(made.service, p.entity)[parents[p.parameter]] for p in made.parents]
+    for _ in range(tries):
+        drawn = step_values(spec, tool, names, scene.population, scene.today, scene.rng)
+        for name in names:
+            schema = props.get(name) if isinstance(props.get(name), dict) else {}
+            value = drawn[name]
+            if schema.get("enum") and not is_live(str(value)):
+                drawn[name] = next((v for v in schema["enum"] if is_live(str(v))), value)
+            elif isinstance(value, str) and (day := iso_day(value)) is not None and day < scene.today \
+                    and not set(words(name)) & BIRTH_WORDS:
+                drawn[name] = _dated(value, scene.today)
+            drawn[name] = next((r[name] for r in held if r.get(name) is not None), drawn[name])
+        if named is None or (isinstance(drawn[named], str) and re.search(r"[a-z]{3}", drawn[named])):
+            return drawn
+    raise WorkflowError(f"{tool.name}: no name a person would write for its {named}")
+
+
+def _parents_for(scene: Scene, count: int) -> list[dict[str, str]]:
+    """For each of ``count`` set-ups, the record each parent parameter puts it under (parameter → record id), a
+    distinct record per set-up where there are enough, each with a name of its own."""
+    made = scene.draft.provision
+    assert made is not None
+    chosen: list[dict[str, str]] = [{} for _ in range(count)]
+    for parent in made.parents:
+        rows = scene.rows(made.service, parent.entity)
+        named = [r for r in sorted(rows) if isinstance(rows[r].get(parent.label), str) and rows[r][parent.label].strip()
+                 and sum(str(o.get(parent.label)).casefold() == rows[r][parent.label].casefold()
+                         for o in rows.values()) == 1]
+        if not named:
+            raise WorkflowError(f"no {parent.entity} record with a name of its own to put the set-up under")
+        picks = scene.rng.sample(named, min(count, len(named)))
+        for index in range(count):
+            chosen[index][parent.parameter] = picks[index % len(picks)]
+    return chosen
+
+
+def _under(scene: Scene, parents: dict[str, str]) -> str:
+    made = scene.draft.provision
+    assert made is not None
+    spec = scene.specs[made.service]
+    return "".join(f', under the {entity_noun(spec, p.entity)} "{scene.rows(made.service, p.entity)[parents[p.parameter]][p.label]}"'
+                   for p in made.parents)
+
+
+def _kept(scene: Scene, step: int, values: dict[str, Any]) -> dict[str, Any]:
+    """The values of a set-up's request that its new record holds as given (what the rubric can check): read from
+    the service's state, where a service may keep a record in another shape than its reply shows; a service that
+    keeps none of them as given makes nothing checkable."""
+    made = scene.draft.provision
+    assert made is not None and scene.runtime is not None
+    before = scene.world.services[made.service].tables.get(made.entity, {})
+    after = scene.runtime.world_state().services[made.service].tables.get(made.entity, {})
+    new = [record for record_id, record in sorted(after.items()) if record_id not in before]
+    kept = {name: value for name, value in values.items() if new and same_value(value, new[-1].get(name))}
+    if not kept:
+        raise WorkflowError(f"the new record of {scene.steps[step].tool} keeps none of the values it was given")
+    return kept
+
+
+def _made(scene: Scene, values: dict[str, Any], label: str) -> Criterion:
+    made = scene.draft.provision
+    assert made is not None
+    spec = scene.specs[made.service]
+    noun = entity_noun(spec, made.entity)
+    shown = ", ".join(f"{field_words(k)} {_stated_value(v)}" for k, v in values.items())
+    return Criterion(id=f"set_up_{_key(label)}", kind="state",
+                     description=f"a new {noun} in {spec.name} with {shown} (what {label} asks for)",
+                     check={"op": "record_exists", "service": made.service, "entity": made.entity, "match": values,
+                            "new": True})
+
+
+def _not_made(scene: Scene, values: dict[str, Any], label: str, why: str) -> Criterion:
+    made = scene.draft.provision
+    assert made is not None
+    return Criterion(id=f"not_set_up_{_key(label)}", kind="negative", description=why,
+                     check={"op": "no_new_record", "service": made.service, "entity": made.entity, "match": values})
+
+
+def fulfil(scene: Scene) -> Built:
+    """Requests in one status that ask, in their own text, for a new record in another service: each is carried
+    out there with the values it states, then moved on (closed) and its asker told; a request in another status
+    asking for the same kind of thing is left alone (medium and hard), and a manager gets the list (hard)."""
+    draft, rng, case, made = scene.draft, scene.rng, scene.draft.case, scene.draft.provision
+    assert made is not None
+    w = Words.of(scene)
+    target = scene.specs[made.service]
+    tool = target.tool(made.tool)
+    noun = entity_noun(target, made.entity)
+    body = request_body(scene.specs[case.service], case)
+    if body is None:
+        raise WorkflowError(f"{case.entity} records hold no request text")
+    rows = scene.rows(case.service, case.entity)
+    ids = sorted(rows)
+    ready, others = _statuses(scene)
+    waiting = [s for s in others if s != case.target] or others
+    count = 3 if draft.level == "hard" else 1
+    decoys = 0 if draft.level == "easy" else 1
+    if len(ids) < count + decoys + 1:
+        raise WorkflowError("too few cases for the queue")
+    chosen = rng.sample(ids, count + decoys)
+    asks, decoy = sorted(chosen[:count]), chosen[count:]
+    for record_id in ids:
+        rows[record_id][case.status] = ready if record_id in asks else rng.choice(waiting if record_id in decoy
+                                                                                   else others)
+    values: dict[str, dict[str, Any]] = {}
+    parents = dict(zip(asks + decoy, _parents_for(scene, count + decoys), strict=True))
+    for record_id in asks + decoy:
+        drawn = _writable_values(scene, target, tool, list(made.parameters), parents[record_id])
+        if made.label is not None:
+            drawn[made.label] = f"{drawn[made.label]} {record_id.rsplit('_', 1)[-1]}" \
+                if any(drawn[made.label] == v.get(made.label) for v in values.values()) else drawn[made.label]
+        values[record_id] = drawn
+        email, person = _contact_of(scene, rows[record_id])
+        name = made.label or next((n for n in made.parameters if isinstance(drawn[n], str)), None)
+        rows[record_id][case.label] = f"New {noun}: {drawn[name]}" if name is not None else f"New {noun}"
+        rows[record_id][body] = _request_text(scene, noun, target.name, drawn, _under(scene, parents[record_id]),
+                                              _first_name(person, email))
+    _unique_labels(scene, asks + decoy)
+    asks.sort(key=lambda r: str(rows[r][case.label]).casefold())  # the order the report names them in
+    emails = {r: _contact_of(scene, rows[r])[0] for r in asks}
+    mine = [emails[r].casefold() for r in asks]
+    if not all(mine) or len(set(mine)) != len(mine):
+        raise WorkflowError("the requests do not come from distinct people")
+    me, boss = scene.staff(set(mine), 2)
+    lookup = _open_cases(scene, None, ready)
+    listed = {p.entity: scene.call(made.service, p.lister, {}) for p in made.parents}
+    criteria: list[Criterion] = []
+    labels = [str(rows[r][case.label]) for r in asks]
+    report: dict[str, tuple[ArgBinding, str]] = {}
+    reported = rng.randrange(count)  # the one set-up whose id the report asks for, named by who asked for it
+    for number, (record_id, label) in enumerate(zip(asks, labels, strict=True)):
+        k = scene.position(lookup, record_id)
+        under = {p.parameter: out(listed[p.entity], f"items[{scene.position(listed[p.entity], parents[record_id][p.parameter])}].id",
+                                  entity_ref(made.service, p.entity)) for p in made.parents}
+        step = scene.call(made.service, made.tool,
+                          {**{name: fixed(value) for name, value in values[record_id].items()}, **under})
+        kept = _kept(scene, step, {**values[record_id], **parents[record_id]})
+        scene.call(case.service, case.action, _acted(scene, lookup, k))
+        first = _first_name(scene.person(emails[record_id]), emails[record_id])
+        message = _message(scene, out(lookup, f"items[{k}].{case.contact}", "email"), label,
+                           _notice(scene, first, label, f"Your {noun} is set up in {target.name}.", me), me.email)
+        scene.call(draft.channel.service, draft.channel.tool, message)
+        criteria += [_made(scene, kept, label), _moved(scene, record_id, label),
+                     _sent(scene, emails[record_id], label, "tells whoever asked")]
+        if count == 1:
+            report[_key(f"{noun} id")] = (out(step, "id"), f"the id of the new {noun}")
+        elif number == reported:
+            person = scene.person(emails[record_id])
+            who = person.full_name if person is not None else emails[record_id]
+            report[_key(f"{noun} id for requester")] = (out(step, "id"), f"the id of the {noun} you set up for {who}")
+    if count > 1:
+        report = {"count": (fixed(count), f"how many {plural_of(noun)} you set up"), **report}
+    state = field_words(ready)
+    verb = _verb(scene, "it" if count == 1 else "each of them")
+    if count == 1:
+        ask = rng.choice((
+            (f"Somewhere among the {state} {w.nouns} in {w.service} there's a request for {a_or_an(noun)} {noun} in "
+             f"{target.name}. Could you set it up just as the request says, {verb}, and drop the person who sent it "
+             f"a note from my address? Leave anything that isn't {state} for now."),
+            (f"One of the {state} {w.nouns} in {w.service} is someone asking for {a_or_an(noun)} {noun} in "
+             f"{target.name}. Please create it with the details they gave, then {verb} and let them know by email "
+             f"from my address. Anything that isn't {state} can wait."),
+        ))
+    else:
+        nouns = plural_of(noun)
+        ask = rng.choice((
+            (f"Some of the {state} {w.nouns} in {w.service} are requests for new {nouns} in {target.name}. Please "
+             f"set each one up with the details its requester gave, {verb} and send each requester a quick note "
+             f"from my address. Anything that isn't {state} can wait."),
+            (f"Could you work through the {state} {w.nouns} in {w.service} that ask for {nouns} in {target.name}? "
+             f"Create each as requested, {verb}, and let each requester know by email from my address; leave the "
+             f"ones that aren't {state}."),
+        ))
+    after = ""
+    if count > 1:
+        after = _summary_ask(scene, boss)
+        criteria.append(_summary(scene, boss, me, f"{noun.capitalize()} requests done",
+                                 f"Hi {boss.first_name}, done and closed: {', '.join(labels)}. {me.full_name}",
+                                 labels))
+    reason = scene.rng.choice(words_for.REASONS[("fulfil" if count > 1 else "fulfil_single", "close")]).format(
+        target=target.name, team=w.team, nouns=w.nouns, day=rng.choice(words_for.DAYS))
+    built = Built(_letter(scene, me, reason, ask, after=after), report, criteria,
+                  decisions=count + decoys, capabilities=("disambiguation",) if decoys else ())
+    for record_id in decoy:
+        label = str(rows[record_id][case.label])
+        state = field_words(str(rows[record_id][case.status]))
+        why = f"it is {state}, not {field_words(ready)}"
+        untouched = _untouched(scene, record_id, f"leaves {w.noun} {label} as it is: {why}")
+        not_made = _not_made(scene, {k: v for k, v in {**values[record_id], **parents[record_id]}.items() if k in kept},
+                             label,
+                             f"sets up nothing that {w.noun} {label} asks for: {why}")
+        wrong = Plan(steps=[*scene.steps, PlanStep(index=len(scene.steps), service_id=made.service, tool=made.tool,
+                                                   args={n: fixed(v) for n, v in
+                                                         {**values[record_id], **parents[record_id]}.items()})])
+        built.traps.append((Trap(kind="not_ready", rule=f"only {field_words(ready)} {w.nouns} are carried out",
+                                 criterion_id=not_made.id, wrong_plan=wrong), not_made))
+        built.criteria.append(untouched)
+    return built
+
+
 BUILDERS: dict[str, Callable[[Scene], Built]] = {
     "priority_pick": priority_pick, "sweep": sweep, "approval_gate": approval_gate, "reconcile": reconcile,
+    "fulfil": fulfil,
 }
 
 

@@ -13,7 +13,11 @@ A workflow pattern (:mod:`.patterns`) is written over four parts, never over a n
   assignee), where an approval is asked for;
 * a **witness** (:class:`Witness`): records of another service that refer to a case by its id and say, by a
   status of their own, that the case's work is done (a payment that succeeded for an invoice, a task done for a
-  ticket), against which two systems are reconciled.
+  ticket), against which two systems are reconciled;
+* a **provision** (:class:`Provision`): a tool of another service that makes a new record from values a person can
+  write in a request (names, numbers, choices, switches, addresses, dates), which a request case asks for in its
+  own text. Most operations of real APIs (a load balancer, a namespace, a webhook, a vocabulary) can play only this
+  part, so it is how an imported API enters a workflow.
 
 Every tool a part names runs as verified code (``implementation == "code"``): a workflow's plan must replay
 exactly and its effects be checkable, so the world model never plays a part. Every required parameter of a
@@ -28,7 +32,7 @@ from dataclasses import dataclass
 from compoworld_assets.engine.library.roles import role_of
 from compoworld_assets.engine.library.wording import words
 from compoworld_assets.engine.specs.model import Effect, EntitySpec, FieldSpec, ServiceSpec, ToolSpec
-from compoworld_assets.engine.types import is_entity_ref, parse_entity_ref
+from compoworld_assets.engine.types import TYPE_KEY, is_entity_ref, parse_entity_ref
 
 # Fields people name a record by, best first; a field holding prose is never one.
 LABEL_WORDS = ("number", "reference", "code", "subject", "title", "name", "serial", "handle", "username")
@@ -147,6 +151,31 @@ class Witness:
 
 
 @dataclass(frozen=True)
+class Parent:
+    """A parameter of a set-up naming the record of ``entity`` (same service) it goes under, which the request
+    names by its ``label`` and ``lister`` finds."""
+
+    parameter: str
+    entity: str
+    lister: str
+    label: str
+
+
+@dataclass(frozen=True)
+class Provision:
+    """A create ``tool`` of ``service`` whose ``parameters`` a request can state (its required ones; for a tool
+    that requires none, the name or title it takes); ``label`` names the new record (a ``name`` or ``title``
+    parameter) where one does; ``parents``: the records it goes under, named by the request."""
+
+    service: str
+    tool: str
+    entity: str
+    parameters: tuple[str, ...]
+    label: str | None
+    parents: tuple[Parent, ...] = ()
+
+
+@dataclass(frozen=True)
 class Cast:
     """Every part each service of a library can play."""
 
@@ -155,6 +184,7 @@ class Cast:
     rulebooks: tuple[Rulebook, ...]
     follow_ups: tuple[FollowUp, ...]
     witnesses: tuple[Witness, ...] = ()
+    provisions: tuple[Provision, ...] = ()
 
 
 def cast_library(specs: Mapping[str, ServiceSpec], implementation: Mapping[str, Mapping[str, str]]) -> Cast:
@@ -164,6 +194,7 @@ def cast_library(specs: Mapping[str, ServiceSpec], implementation: Mapping[str, 
     rulebooks: list[Rulebook] = []
     follow_ups: list[FollowUp] = []
     found: list[Witness] = []
+    provisions: list[Provision] = []
     for service_id in sorted(specs):
         spec = specs[service_id]
         code = {t for t, how in implementation.get(service_id, {}).items() if how == "code"}
@@ -173,7 +204,8 @@ def cast_library(specs: Mapping[str, ServiceSpec], implementation: Mapping[str, 
         rulebooks += [r for e in spec.entities if (r := rulebook(spec, e, tools)) is not None]
         follow_ups += [f for t in tools if (f := follow_up(spec, t, tools)) is not None]
         found += witnesses(spec, tools)
-    return Cast(tuple(cases), tuple(channels), tuple(rulebooks), tuple(follow_ups), tuple(found))
+        provisions += [p for t in tools if (p := provision(spec, t, tools)) is not None]
+    return Cast(tuple(cases), tuple(channels), tuple(rulebooks), tuple(follow_ups), tuple(found), tuple(provisions))
 
 
 def _text(field: FieldSpec) -> bool:
@@ -391,3 +423,75 @@ def witnesses(spec: ServiceSpec, tools: list[ToolSpec]) -> list[Witness]:
                 found.append(Witness(spec.id, entity.name, f.name, service, target, status.name, done, lister.name,
                                      status.name in lister.parameter_properties()))
     return found
+
+
+# Shared types a person writes out in a request as they are (an address, a date); an entity's id is not one.
+STATED_TYPES = frozenset({"email", "phone", "person_name", "company_name", "date", "datetime", "url", "address",
+                          "city", "country", "currency", "money"})
+# At most this many values in one request: more reads as a form, not a note.
+MAX_STATED = 5
+# Words of a parameter nobody writes in a request: an id, a key, a secret.
+ID_WORDS = frozenset({"id", "ids", "uuid", "key", "token", "password", "secret"})
+
+
+def _stated(schema: dict) -> bool:
+    """Whether a person can write a value of ``schema`` in a sentence: a choice, a switch, a number, or a string
+    that is plain text or a shared type people write (never an id, an object or a list)."""
+    kind = schema.get(TYPE_KEY)
+    if kind is not None:
+        return kind in STATED_TYPES
+    if schema.get("enum"):
+        return all(isinstance(v, (str, int, float)) and not isinstance(v, bool) for v in schema["enum"])
+    return schema.get("type") in ("string", "integer", "number", "boolean") and schema.get("format") != "binary"
+
+
+def provision(spec: ServiceSpec, tool: ToolSpec, tools: list[ToolSpec]) -> Provision | None:
+    """A create tool a request can ask for: each required parameter one a person states (:func:`_stated`), never an
+    id, or the record of the same service it goes under (:func:`_parent`); one to :data:`MAX_STATED` stated values
+    (a tool that requires none: the name or title it takes)."""
+    if tool.effect != Effect.CREATE or tool.entity is None:
+        return None
+    props = tool.parameter_properties()
+    parents, stated = [], []
+    for name in tool.required_parameters():
+        schema = props.get(name) if isinstance(props.get(name), dict) else {}
+        kind = schema.get(TYPE_KEY)
+        if isinstance(kind, str) and is_entity_ref(kind) and (found := _parent(spec, tool, name, kind, tools)):
+            parents.append(found)
+        elif _stated(schema) and name != "id" and not set(words(name)) & ID_WORDS:
+            stated.append(name)
+        else:
+            return None
+    label = next((name for word in ("name", "title") for name in props if name in stated or not tool.required_parameters()
+                  if word in words(name) and isinstance(props[name], dict) and props[name].get("type") == "string"
+                  and not props[name].get("enum") and props[name].get(TYPE_KEY) is None), None)
+    if not tool.required_parameters() and label is not None:
+        stated = [label]
+    fields = {f.name for e in spec.entities if e.name == tool.entity for f in e.fields}
+    if not stated or len(stated) > MAX_STATED or not fields & set(stated):  # the new record must show the request
+        return None
+    return Provision(spec.id, tool.name, tool.entity, tuple(stated), label, tuple(parents))
+
+
+def _parent(spec: ServiceSpec, tool: ToolSpec, name: str, kind: str, tools: list[ToolSpec]) -> Parent | None:
+    """The record of another entity of ``spec`` that parameter ``name`` (an id of it) puts the new one under, where a
+    person can name it (a name or title field) and a tool lists them all."""
+    service, entity = parse_entity_ref(kind)
+    found = next((e for e in spec.entities if e.name == entity), None)
+    if service != spec.id or entity == tool.entity or found is None:
+        return None
+    label = next((f.name for word in ("name", "title") for f in found.fields if _text(f) and word in words(f.name)),
+                 None)
+    lister = next((t.name for t in tools if t.entity == entity and t.effect == Effect.LIST
+                   and not t.required_parameters()), None)
+    return Parent(name, entity, lister, label) if label and lister else None
+
+
+def request_body(spec: ServiceSpec, case: CaseKind) -> str | None:
+    """The field of ``case``'s records that holds a request in its asker's words (a ticket's description), where
+    its records are work someone asks for (:data:`WORK_WORDS`)."""
+    entity = spec.entity(case.entity)
+    if not set(words(case.entity)) & WORK_WORDS:
+        return None
+    return next((f.name for f in entity.fields if _text(f) and set(words(f.name)) & BODY_WORDS and f.name != case.label),
+                None)

@@ -1,8 +1,10 @@
 """A round's workflow drafts: which pattern, over which parts, at which level.
 
 Every pattern is tried over every choice of parts that fits it (:func:`combinations`); a draft picks a pattern
-in turn, then the combination whose services have been in the fewest drafts so far (ties broken by the seeded
-draw), so a library's services take turns rather than the first ones taking every draft.
+in turn, then the combination whose busiest service has been in the fewest drafts so far, then the one whose
+services have been in the fewest in all (a request queue and a mail service shared by every choice must not hide
+which of many APIs a set-up goes to), ties broken by the seeded draw, so a library's services take turns rather
+than the first ones taking every draft.
 """
 
 from __future__ import annotations
@@ -14,7 +16,7 @@ from collections.abc import Mapping
 from compoworld_assets.engine.library.wording import words
 from compoworld_assets.engine.specs.model import ServiceSpec
 from compoworld_assets.engine.tasks.workflows.build import WorkflowDraft
-from compoworld_assets.engine.tasks.workflows.casting import Cast, cast_library, outcome_of
+from compoworld_assets.engine.tasks.workflows.casting import Cast, cast_library, outcome_of, request_body
 from compoworld_assets.engine.tasks.workflows.patterns import (
     LEVELS,
     PATTERNS,
@@ -27,8 +29,8 @@ from compoworld_assets.engine.tasks.workflows.patterns import (
 LEVEL_WEIGHTS = (0.25, 0.40, 0.35)
 
 
-def combinations(pattern: Pattern, cast: Cast) -> list[tuple]:
-    """(case, channel, rulebook, follow-up, witness) choices that fit ``pattern``."""
+def combinations(pattern: Pattern, cast: Cast, specs: Mapping[str, ServiceSpec]) -> list[tuple]:
+    """(case, channel, rulebook, follow-up, witness, provision) choices that fit ``pattern``."""
     found = []
     for case in cast.cases:
         if move_kind(case.target) not in pattern.moves or set(words(case.target)) & pattern.avoid:
@@ -47,10 +49,18 @@ def combinations(pattern: Pattern, cast: Cast) -> list[tuple]:
             if pattern.witness else [None]
         if pattern.witness:
             books = []  # a reconciliation's rule is the other system
+        # a set-up elsewhere, of another kind of thing (a ticket that asks for a ticket is a transfer, not a set-up)
+        made = [p for p in cast.provisions if p.service != case.service and not set(words(p.entity)) & set(words(case.entity))] \
+            if pattern.provision else [None]
+        if pattern.provision:
+            books = []
+            if request_body(specs[case.service], case) is None:
+                continue
         for channel in channels:
             for book in books or ([None] if not pattern.follow_up else []):
                 for follow in follows:
-                    found += [(case, channel, book, follow, witness) for witness in seen]
+                    found += [(case, channel, book, follow, witness, provision) for witness in seen
+                              for provision in made if provision is None or provision.service != channel.service]
     return found
 
 
@@ -58,7 +68,7 @@ def draft_workflows(specs: Mapping[str, ServiceSpec], implementation: Mapping[st
                     n: int) -> list[WorkflowDraft]:
     """``n`` drafts (fewer when no pattern fits the library: none at all for a library without a case kind)."""
     cast = cast_library(specs, implementation)
-    options = {p.name: combinations(p, cast) for p in PATTERNS}
+    options = {p.name: combinations(p, cast, specs) for p in PATTERNS}
     usable = [p for p in PATTERNS if options[p.name]]
     if not usable:
         return []
@@ -72,15 +82,16 @@ def draft_workflows(specs: Mapping[str, ServiceSpec], implementation: Mapping[st
         if level == "hard":  # hard work spans at least three services where the library allows it
             choices = [c for c in choices if len(_services(c)) >= 3] or choices
         if level not in pattern.rules:  # the rulebook is not read: its service does not count
-            choices = list({(case, channel, None, follow, witness): None
-                            for case, channel, _, follow, witness in choices})
+            choices = list({(case, channel, None, follow, witness, made): None
+                            for case, channel, _, follow, witness, made in choices})
         draws = [rng.random() for _ in choices]
-        best = min(range(len(choices)), key=lambda i: (max(used[s] for s in _services(choices[i])), draws[i]))
-        case, channel, book, follow, witness = choices[best]
+        best = min(range(len(choices)), key=lambda i: (max(used[s] for s in _services(choices[i])),
+                                                       sum(used[s] for s in _services(choices[i])), draws[i]))
+        case, channel, book, follow, witness, made = choices[best]
         if level not in pattern.rules or case.contact is None:
             book = None  # a draft names only the services its task uses
         draft = WorkflowDraft(pattern=pattern.name, level=level, case=case, channel=channel, rulebook=book,
-                              follow_up=follow, variant=index, witness=witness)
+                              follow_up=follow, variant=index, witness=witness, provision=made)
         used.update(draft.services)
         drafts.append(draft)
     return drafts

@@ -24,7 +24,8 @@ class Pattern:
     the case fields it decides on (``amount``, ``contact``, ``rank``: a :func:`rank_bases`, ``condition``: a
     :func:`condition_basis`); ``follow_up``: whether
     it opens work for a colleague (an approval); ``witness``: whether it reads another system's records of the
-    same cases (a reconciliation); ``rules``: the levels at which it consults a policy in a rulebook (the policy
+    same cases (a reconciliation); ``provision``: whether its cases are requests, in their own words, for a new
+    record in another service (which it makes); ``rules``: the levels at which it consults a policy in a rulebook (the policy
     names people, so only for cases that concern someone); ``avoid``: words of target statuses the pattern does
     not read naturally with (nobody asks for their own request to be rejected)."""
 
@@ -37,6 +38,7 @@ class Pattern:
     witness: bool = False
     rules: frozenset[str] = frozenset()
     avoid: frozenset[str] = frozenset()
+    provision: bool = False
 
 
 # Statuses that record what happened outside the system (a parcel arrived, a customer paid, a deal was won): nobody
@@ -70,6 +72,11 @@ PATTERNS += (
             ("cross-env-data-flow", "cross-service-reference", "bulk-action", "aggregation", "sequential-dependency",
              "notification"),
             frozenset({"close"}), frozenset(), witness=True),
+    Pattern("fulfil", "carry out the requests in a queue that ask, in their own words, for something to be set up "
+            "in another system; close each and tell whoever asked; leave the ones not ready",
+            ("cross-env-data-flow", "information-extraction", "sequential-dependency", "notification",
+             "multi-service-write"),
+            frozenset({"close"}), frozenset({"contact"}), provision=True),
 )
 
 
@@ -211,6 +218,17 @@ REASONS.update({("approval_gate_single", kind): (
     "This came in while the team was offsite, so I'm catching up on it now.",
 ) for kind in ("advance", "stop", "close")})
 REASONS.update({
+    ("fulfil", "close"): (
+        ("These requests have been sitting in our queue since {day}, and the people who sent them are waiting to "
+         "get started."),
+        "Set-up requests are meant to be turned around within a day, and some of ours have been open since {day}.",
+        "I'm covering the {team} queue this week, and a few set-up requests for {target} haven't been picked up yet.",
+    ),
+    ("fulfil_single", "close"): (
+        "This request has been sitting in our queue since {day}, and the person who sent it is waiting to get started.",
+        "Set-up requests are meant to be turned around within a day, and this one has been open since {day}.",
+        "I'm covering the {team} queue this week, and there's a set-up request for {target} nobody has picked up yet.",
+    ),
     ("reconcile", "close"): (
         ("{witness} and {service} have drifted apart: some {nouns} are finished according to {witness} but still "
         "open in {service}, so our reports are off."),
