@@ -216,10 +216,16 @@ def _cluster_service():
     b.entity("Cluster", "cl", "A cluster.", field("name"), field("region", enum=["eu-west", "us-east"]),
              field("nodes", "integer"), field("project_id", "clusterx.Project.id"))
     b.entity("ApiKey", "key", "An API key.", field("label"), field("secret_key"))
+    b.entity("AddTag", "tag", "Tags added to a cluster.", field("name"))
     b.crud("Project", "L")
     b.crud("Cluster", "CRL")
     b.crud("ApiKey", "C")
-    return b.build()
+    b.crud("AddTag", "C")
+    spec = b.build()
+    create = spec.tool("create_cluster")  # a protocol's constant, as query-style APIs take it
+    create.parameters["properties"]["Action"] = {"type": "string", "enum": ["CreateCluster"]}
+    create.parameters["required"].append("Action")
+    return spec
 
 
 def test_a_set_up_is_any_create_whose_values_a_person_can_write():
@@ -230,7 +236,9 @@ def test_a_set_up_is_any_create_whose_values_a_person_can_write():
     assert set(cluster.parameters) == {"name", "region", "nodes"} and cluster.label == "name"
     assert [(p.parameter, p.entity, p.lister, p.label) for p in cluster.parents] == \
         [("project_id", "Project", "list_projects", "name")]
+    assert cluster.implicit == ("Action",)  # its only value goes with the call, unsaid
     assert "create_api_key" not in made  # a secret is not something a request states
+    assert "create_add_tag" not in made  # an operation's name, not a thing to ask for
     assert not cast_library({spec.id: spec}, {spec.id: {}}).provisions  # the world model plays no part
 
 

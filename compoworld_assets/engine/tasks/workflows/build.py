@@ -44,6 +44,7 @@ from compoworld_assets.engine.tasks.workflows.casting import (
     Rulebook,
     Slot,
     Witness,
+    implicit_value,
     is_live,
     request_body,
 )
@@ -96,7 +97,9 @@ class WorkflowDraft:
     def plan_hash(self) -> str:
         parts = [asdict(part) if part is not None else None for part in (self.rulebook, self.follow_up)]
         parts += [asdict(self.witness)] if self.witness is not None else []  # drafts without one hash as before
-        parts += [asdict(self.provision)] if self.provision is not None else []
+        if self.provision is not None:  # a provision without implicit parameters hashes as before they were read
+            made = asdict(self.provision)
+            parts.append(made if made["implicit"] else {k: v for k, v in made.items() if k != "implicit"})
         return content_hash(["workflow", self.pattern, self.level, asdict(self.case), asdict(self.channel), *parts,
                              self.variant])
 
@@ -1090,6 +1093,8 @@ def fulfil(scene: Scene) -> Built:
     me, boss = scene.staff(set(mine), 2)
     lookup = _open_cases(scene, None, ready)
     listed = {p.entity: scene.call(made.service, p.lister, {}) for p in made.parents}
+    props = tool.parameter_properties()
+    implicit = {name: fixed(implicit_value(props[name])) for name in made.implicit}
     criteria: list[Criterion] = []
     labels = [str(rows[r][case.label]) for r in asks]
     report: dict[str, tuple[ArgBinding, str]] = {}
@@ -1098,8 +1103,8 @@ def fulfil(scene: Scene) -> Built:
         k = scene.position(lookup, record_id)
         under = {p.parameter: out(listed[p.entity], f"items[{scene.position(listed[p.entity], parents[record_id][p.parameter])}].id",
                                   entity_ref(made.service, p.entity)) for p in made.parents}
-        step = scene.call(made.service, made.tool,
-                          {**{name: fixed(value) for name, value in values[record_id].items()}, **under})
+        step = scene.call(made.service, made.tool, {**{name: fixed(value) for name, value in values[record_id].items()},
+                                                    **under, **implicit})
         kept = _kept(scene, step, {**values[record_id], **parents[record_id]})
         scene.call(case.service, case.action, _acted(scene, lookup, k))
         first = _first_name(scene.person(emails[record_id]), emails[record_id])
@@ -1156,8 +1161,9 @@ def fulfil(scene: Scene) -> Built:
                              label,
                              f"sets up nothing that {w.noun} {label} asks for: {why}")
         wrong = Plan(steps=[*scene.steps, PlanStep(index=len(scene.steps), service_id=made.service, tool=made.tool,
-                                                   args={n: fixed(v) for n, v in
-                                                         {**values[record_id], **parents[record_id]}.items()})])
+                                                   args={**{n: fixed(v) for n, v in
+                                                            {**values[record_id], **parents[record_id]}.items()},
+                                                         **implicit})])
         built.traps.append((Trap(kind="not_ready", rule=f"only {field_words(ready)} {w.nouns} are carried out",
                                  criterion_id=not_made.id, wrong_plan=wrong), not_made))
         built.criteria.append(untouched)

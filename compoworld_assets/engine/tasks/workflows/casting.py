@@ -173,6 +173,7 @@ class Provision:
     parameters: tuple[str, ...]
     label: str | None
     parents: tuple[Parent, ...] = ()
+    implicit: tuple[str, ...] = ()  # required parameters with one possible value (:func:`implicit_value`)
 
 
 @dataclass(frozen=True)
@@ -430,8 +431,15 @@ STATED_TYPES = frozenset({"email", "phone", "person_name", "company_name", "date
                           "city", "country", "currency", "money"})
 # At most this many values in one request: more reads as a form, not a note.
 MAX_STATED = 5
-# Words of a parameter nobody writes in a request: an id, a key, a secret.
+# Words of a parameter nobody writes in a request: an id, a key, a secret (nor an ``api-version``: the protocol's).
 ID_WORDS = frozenset({"id", "ids", "uuid", "key", "token", "password", "secret"})
+# First words of an entity name that make it an operation, not a thing a request asks for ("add tag", "describe
+# tag", "recognize language": names an importer took from an operation).
+ACTION_WORDS = frozenset({"add", "create", "insert", "new", "get", "describe", "fetch", "retrieve", "read", "show",
+                          "view", "list", "search", "find", "query", "update", "modify", "patch", "edit", "delete",
+                          "remove", "destroy", "send", "start", "stop", "enable", "disable", "recognize", "detect",
+                          "analyze", "analyse", "translate", "generate", "validate", "verify", "enrich", "convert",
+                          "calculate", "compute"})
 
 
 def _stated(schema: dict) -> bool:
@@ -452,13 +460,17 @@ def provision(spec: ServiceSpec, tool: ToolSpec, tools: list[ToolSpec]) -> Provi
     if tool.effect != Effect.CREATE or tool.entity is None:
         return None
     props = tool.parameter_properties()
-    parents, stated = [], []
+    if words(tool.entity)[:1] and words(tool.entity)[0] in ACTION_WORDS:  # "add tag": an operation, not a thing
+        return None
+    parents, stated, implicit = [], [], []
     for name in tool.required_parameters():
         schema = props.get(name) if isinstance(props.get(name), dict) else {}
         kind = schema.get(TYPE_KEY)
         if isinstance(kind, str) and is_entity_ref(kind) and (found := _parent(spec, tool, name, kind, tools)):
             parents.append(found)
-        elif _stated(schema) and name != "id" and not set(words(name)) & ID_WORDS:
+        elif implicit_value(schema) is not None:
+            implicit.append(name)
+        elif _stated(schema) and name != "id" and not set(words(name)) & ID_WORDS and words(name) != ["api", "version"]:
             stated.append(name)
         else:
             return None
@@ -470,7 +482,15 @@ def provision(spec: ServiceSpec, tool: ToolSpec, tools: list[ToolSpec]) -> Provi
     fields = {f.name for e in spec.entities if e.name == tool.entity for f in e.fields}
     if not stated or len(stated) > MAX_STATED or not fields & set(stated):  # the new record must show the request
         return None
-    return Provision(spec.id, tool.name, tool.entity, tuple(stated), label, tuple(parents))
+    return Provision(spec.id, tool.name, tool.entity, tuple(stated), label, tuple(parents), tuple(implicit))
+
+
+def implicit_value(schema: dict) -> object | None:
+    """The value a required parameter takes without anyone saying it: its only choice (an API's ``Action`` or
+    ``Version``) or its default (an ``api-version``); None when a person has to give one."""
+    if isinstance(schema.get("enum"), list) and len(schema["enum"]) == 1:
+        return schema["enum"][0]
+    return schema.get("default")
 
 
 def _parent(spec: ServiceSpec, tool: ToolSpec, name: str, kind: str, tools: list[ToolSpec]) -> Parent | None:
