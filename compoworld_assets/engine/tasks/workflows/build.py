@@ -46,10 +46,11 @@ from compoworld_assets.engine.tasks.workflows.casting import (
     Witness,
     implicit_value,
     is_live,
+    plain_text,
     request_body,
 )
 from compoworld_assets.engine.tasks.workflows.letter import Letter, write_letter
-from compoworld_assets.engine.types import TYPE_KEY, entity_ref
+from compoworld_assets.engine.types import entity_ref
 
 MIN_ROWS = 6
 COUNTS = {2: "two", 3: "three", 4: "four", 5: "five"}
@@ -942,10 +943,15 @@ def _stated_value(value: Any) -> str:
     return f'"{value}"' if isinstance(value, str) and (" " in value or not value) else str(value)
 
 
+def _details(values: dict[str, Any]) -> list[str]:
+    """Each value with the words of its field (``full name "Jonas Weber"``), as the request and its rubric say it."""
+    return [f"{field_words(name)} {_stated_value(value)}" for name, value in values.items()]
+
+
 def _request_text(scene: Scene, noun: str, service: str, values: dict[str, Any], under: str, first: str) -> str:
     """A request for a new ``noun`` in ``service`` as its asker writes it, every value the set-up needs stated
     (``under``: the records it goes under, named as the asker knows them, or empty)."""
-    details = [f"{field_words(name)} {_stated_value(value)}" for name, value in values.items()]
+    details = _details(values)
     listed = details[0] if len(details) == 1 else ", ".join(details[:-1]) + " and " + details[-1]
     where = f"{service}{under}"
     return scene.rng.choice((
@@ -964,9 +970,7 @@ def _writable_values(scene: Scene, spec: ServiceSpec, tool: ToolSpec, names: lis
     made = scene.draft.provision
     assert made is not None
     props = tool.parameter_properties()
-    plain = [n for n in names if isinstance(props.get(n), dict) and props[n].get("type") == "string"
-             and not props[n].get("enum") and props[n].get(TYPE_KEY) is None]
-    named = made.label or next(iter(plain), None)
+    named = made.label or next((n for n in names if plain_text(props.get(n))), None)
     held = [scene.rows(made.service, p.entity)[parents[p.parameter]] for p in made.parents]
     for _ in range(tries):
         drawn = step_values(spec, tool, names, scene.population, scene.today, scene.rng)
@@ -1031,7 +1035,7 @@ def _made(scene: Scene, values: dict[str, Any], label: str) -> Criterion:
     assert made is not None
     spec = scene.specs[made.service]
     noun = entity_noun(spec, made.entity)
-    shown = ", ".join(f"{field_words(k)} {_stated_value(v)}" for k, v in values.items())
+    shown = ", ".join(_details(values))
     return Criterion(id=f"set_up_{_key(label)}", kind="state",
                      description=f"a new {noun} in {spec.name} with {shown} (what {label} asks for)",
                      check={"op": "record_exists", "service": made.service, "entity": made.entity, "match": values,
@@ -1152,18 +1156,17 @@ def fulfil(scene: Scene) -> Built:
         target=target.name, team=w.team, nouns=w.nouns, day=rng.choice(words_for.DAYS))
     built = Built(_letter(scene, me, reason, ask, after=after), report, criteria,
                   decisions=count + decoys, capabilities=("disambiguation",) if decoys else ())
+    checked = set(kept)  # the fields the service keeps as given: the same for every call of its one tool
     for record_id in decoy:
         label = str(rows[record_id][case.label])
+        asked = {**values[record_id], **parents[record_id]}
         state = field_words(str(rows[record_id][case.status]))
         why = f"it is {state}, not {field_words(ready)}"
         untouched = _untouched(scene, record_id, f"leaves {w.noun} {label} as it is: {why}")
-        not_made = _not_made(scene, {k: v for k, v in {**values[record_id], **parents[record_id]}.items() if k in kept},
-                             label,
+        not_made = _not_made(scene, {k: v for k, v in asked.items() if k in checked}, label,
                              f"sets up nothing that {w.noun} {label} asks for: {why}")
         wrong = Plan(steps=[*scene.steps, PlanStep(index=len(scene.steps), service_id=made.service, tool=made.tool,
-                                                   args={**{n: fixed(v) for n, v in
-                                                            {**values[record_id], **parents[record_id]}.items()},
-                                                         **implicit})])
+                                                   args={**{n: fixed(v) for n, v in asked.items()}, **implicit})])
         built.traps.append((Trap(kind="not_ready", rule=f"only {field_words(ready)} {w.nouns} are carried out",
                                  criterion_id=not_made.id, wrong_plan=wrong), not_made))
         built.criteria.append(untouched)

@@ -442,6 +442,12 @@ ACTION_WORDS = frozenset({"add", "create", "insert", "new", "get", "describe", "
                           "calculate", "compute"})
 
 
+def plain_text(schema: object) -> bool:
+    """Whether a parameter's schema takes free text: a string, neither a choice nor a shared type."""
+    return isinstance(schema, dict) and schema.get("type") == "string" and not schema.get("enum") \
+        and schema.get(TYPE_KEY) is None
+
+
 def _stated(schema: dict) -> bool:
     """Whether a person can write a value of ``schema`` in a sentence: a choice, a switch, a number, or a string
     that is plain text or a shared type people write (never an id, an object or a list)."""
@@ -474,9 +480,8 @@ def provision(spec: ServiceSpec, tool: ToolSpec, tools: list[ToolSpec]) -> Provi
             stated.append(name)
         else:
             return None
-    label = next((name for word in ("name", "title") for name in props if name in stated or not tool.required_parameters()
-                  if word in words(name) and isinstance(props[name], dict) and props[name].get("type") == "string"
-                  and not props[name].get("enum") and props[name].get(TYPE_KEY) is None), None)
+    named = [name for name in props if (name in stated or not tool.required_parameters()) and plain_text(props[name])]
+    label = next((name for word in ("name", "title") for name in named if word in words(name)), None)
     if not tool.required_parameters() and label is not None:
         stated = [label]
     fields = {f.name for e in spec.entities if e.name == tool.entity for f in e.fields}
